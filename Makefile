@@ -1,0 +1,37 @@
+# Clara Memory. `make run` serves a demo on a fresh clone; `make test` runs the suite.
+PY := .venv/bin/python
+UV_VERSION := 0.13.9
+PORT ?= 8000
+export PORT
+
+.PHONY: install run test lint bench bench-quick clean
+
+# The virtualenv is rebuilt when the dependencies or the lock file change.
+.venv/.synced: pyproject.toml uv.lock
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	.venv/bin/uv sync --frozen --inexact --quiet
+	touch $@
+
+install: .venv/.synced
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py replay_recovery_log
+	$(PY) manage.py load_demo --if-empty
+	$(PY) manage.py create_api_key "make run"
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+test: install
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest
+
+lint: install
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+bench: install
+	$(PY) bench/memory_bench.py
+
+clean:
+	rm -rf .venv data staticfiles .pytest_cache

@@ -1,0 +1,139 @@
+"""Settings for Clara Memory.
+
+One settings module. Deployment-specific values come from the environment (see `.env.example`);
+the defaults are safe for a developer's machine and for `make run` on a fresh clone.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from clara.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("CLARA_DATA_DIR", str(BASE_DIR / "data")))
+# The SQLite file and the recovery log live here; create it so a fresh clone just runs.
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("DEBUG", True)
+
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    # Development only: a fixed key keeps sessions valid across restarts of `make run`.
+    SECRET_KEY = "django-insecure-clara-development-only"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
+if not DEBUG and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is off.")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "ninja",
+    "memory",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "clara.urls"
+WSGI_APPLICATION = "clara.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+# DATABASE_URL picks the engine (sqlite:///path or postgres://...). The default is a SQLite file
+# under data/, tuned so that an acknowledged write survives a crash or a power cut:
+#   journal_mode=WAL   readers never block the writer, and the writer never blocks readers;
+#   synchronous=FULL   every commit fsyncs the WAL before COMMIT returns. NORMAL would be faster,
+#                      but in WAL mode it can lose the last commits on power loss, and we answer
+#                      201 to the bot only after COMMIT returns ("nothing acknowledged is lost").
+#                      One exchange is one transaction, so this is one fsync per exchange.
+#   busy_timeout       a writer waits up to SQLITE_BUSY_TIMEOUT_MS for the lock instead of failing
+#                      at once; if it still fails, the exchange goes to the recovery log.
+#   transaction_mode=IMMEDIATE takes the write lock at BEGIN, so two writers queue up instead of
+#                      deadlocking when both try to upgrade a read lock.
+DEFAULT_SQLITE_PATH = DATA_DIR / "clara.sqlite3"
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{DEFAULT_SQLITE_PATH}")
+SQLITE_BUSY_TIMEOUT_MS = env_int("SQLITE_BUSY_TIMEOUT_MS", 5000)
+
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 60))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else DATABASES["default"]["CONN_MAX_AGE"]
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+        "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
+        "transaction_mode": "IMMEDIATE",
+    }
+    # Tests use a file (not :memory:) so that threads and processes share one database.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-clara.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth, i18n, static -----------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+# --- Clara ----------------------------------------------------------------------------------
+# Exchanges that could not be written to the database are appended here and replayed later.
+CLARA_RECOVERY_LOG = Path(env_str("CLARA_RECOVERY_LOG", str(DATA_DIR / "recovery.jsonl")))
+# A session with no activity for this long is expired by the idle sweep.
+CLARA_SESSION_IDLE_MINUTES = env_int("CLARA_SESSION_IDLE_MINUTES", 30)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

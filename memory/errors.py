@@ -1,0 +1,26 @@
+"""Errors the services raise; the API maps each to a status and a `{detail, code, field}` body."""
+
+
+class DomainError(Exception):
+    status = 400
+    code = "invalid"
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class NotFound(DomainError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    status = 409
+    code = "conflict"
+
+
+class Invalid(DomainError):
+    status = 422
+    code = "invalid"

@@ -1,0 +1,292 @@
+"""The conversation memory schema (seed §2): people, sessions, messages, emotions, repetition, narratives.
+
+Table names follow the seed so operators can read the design document against the database.
+Messages, emotions, repetition records and narrative usage are append-only: nothing in the
+product updates or deletes them.
+"""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+
+class Emotion(models.TextChoices):
+    ANXIOUS = "anxious"
+    CONFUSED = "confused"
+    FEARFUL = "fearful"
+    LONELY = "lonely"
+    SAD = "sad"
+    NEUTRAL = "neutral"
+    CALM = "calm"
+
+
+class Trajectory(models.TextChoices):
+    ESCALATING = "escalating"
+    STABLE = "stable"
+    DE_ESCALATING = "de-escalating"
+
+
+class QuestionType(models.TextChoices):
+    LOCATION = "location"
+    IDENTITY = "identity"
+    TIME = "time"
+    ACTIVITY = "activity"
+    PERSON = "person"
+    GENERAL = "general"
+
+
+class Person(models.Model):
+    """Someone living with dementia whom Clara talks with. Not a login user."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        INACTIVE = "inactive"
+        ARCHIVED = "archived"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField()
+    last_active_at = models.DateTimeField()
+    # knownTopics, avoidTopics and other caregiver settings; a blob so new keys need no migration.
+    caregiver_context = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+
+    class Meta:
+        db_table = "people"
+        verbose_name_plural = "people"
+        indexes = [
+            # People list: most recently active first.
+            models.Index(fields=["-last_active_at"], name="idx_people_last_active"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or str(self.id)
+
+
+class Session(models.Model):
+    """One continuous conversation: active until closed by the bot or expired when idle."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        CLOSED = "closed"
+        EXPIRED = "expired"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Nullable: a bot that sends only a session id gets an anonymous session.
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="sessions"
+    )
+    created_at = models.DateTimeField()
+    last_activity_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    # Every message, both roles. The next exchange takes sequence numbers count+1 and count+2.
+    message_count = models.PositiveIntegerField(default=0)
+    dominant_emotion = models.CharField(
+        max_length=16, choices=Emotion.choices, null=True, blank=True
+    )
+    escalation_triggered = models.BooleanField(default=False)
+    session_summary = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        db_table = "sessions"
+        indexes = [
+            # Idle sweep: active sessions whose last activity is older than the cut-off.
+            models.Index(fields=["status", "last_activity_at"], name="idx_sessions_status_activity"),
+            # A person's sessions, newest first (cross-session analytics, caregiver timeline).
+            models.Index(fields=["person", "created_at"], name="idx_sessions_person_created"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+    def duration_seconds(self) -> float:
+        end = self.ended_at or self.last_activity_at
+        return max((end - self.created_at).total_seconds(), 0.0)
+
+
+class ChatMessage(models.Model):
+    """What was said: one row per message, the person's or Clara's (the delivered text)."""
+
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="messages")
+    # Denormalised from the session so per-person reads need no join.
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="messages"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    timestamp = models.DateTimeField()
+    sequence_number = models.PositiveIntegerField()
+    intent = models.CharField(max_length=64, null=True, blank=True)
+    narrative_id = models.CharField(max_length=128, null=True, blank=True)
+    processing_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Set on the person's message of an exchange the bot sent with a key; a retry finds it here.
+    idempotency_key = models.CharField(max_length=128, null=True, blank=True)
+
+    class Meta:
+        db_table = "chat_messages"
+        constraints = [
+            # Conversation window: WHERE session_id=? ORDER BY sequence_number DESC LIMIT n.
+            # Unique, so two writers can never take the same sequence number.
+            models.UniqueConstraint(
+                fields=["session", "sequence_number"], name="idx_messages_session_seq"
+            ),
+            # Exactly-once exchanges: a retried key finds the stored exchange instead of a 2nd one.
+            models.UniqueConstraint(
+                fields=["session", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="uniq_messages_session_idempotency",
+            ),
+        ]
+        indexes = [
+            # Cross-session reads: a person's messages in a time range.
+            models.Index(fields=["person", "timestamp"], name="idx_messages_user_time"),
+            # Only the person's (or only Clara's) messages of a session.
+            models.Index(fields=["session", "role"], name="idx_messages_role"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.sequence_number} {self.role}"
+
+
+class DetectedEmotion(models.Model):
+    """The emotion read from one of the person's messages; written once, never updated."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    message = models.OneToOneField(ChatMessage, on_delete=models.PROTECT, related_name="emotion")
+    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="emotions")
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="emotions"
+    )
+    emotion = models.CharField(max_length=16, choices=Emotion.choices)
+    confidence = models.FloatField()
+    distress_score = models.FloatField()
+    trajectory = models.CharField(max_length=16, choices=Trajectory.choices)
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        db_table = "detected_emotions"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0, confidence__lte=1), name="emotion_confidence_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(distress_score__gte=0, distress_score__lte=1),
+                name="emotion_distress_0_1",
+            ),
+        ]
+        indexes = [
+            # Emotion timeline of a session; the per-turn query takes the last 10.
+            models.Index(fields=["session", "timestamp"], name="idx_emotions_session_time"),
+            # A person's emotions across sessions (baselines, caregiver trends).
+            models.Index(fields=["person", "timestamp"], name="idx_emotions_user_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.emotion} ({self.distress_score:.2f})"
+
+
+class RepetitionRecord(models.Model):
+    """The fingerprint and question type of one of the person's messages (seed: repetition_tracking)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="repetitions")
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="repetitions"
+    )
+    message = models.OneToOneField(
+        ChatMessage, on_delete=models.PROTECT, related_name="repetition"
+    )
+    # Sorted content words joined by spaces: kept as text because Jaccard needs the word set.
+    fingerprint = models.TextField(blank=True)
+    original_message = models.TextField()
+    question_type = models.CharField(
+        max_length=16, choices=QuestionType.choices, default=QuestionType.GENERAL
+    )
+    # How many earlier messages of the session this one repeated (analytics only, never the LLM).
+    repeat_count = models.PositiveIntegerField(default=0)
+    timestamp = models.DateTimeField()
+    # Clara's reply to this message, so a repeated question can get a different telling.
+    response_given = models.TextField(null=True, blank=True)
+
+    class Meta:
+        db_table = "repetition_tracking"
+        indexes = [
+            # Tier 1: every fingerprint of this session, in order.
+            models.Index(fields=["session", "timestamp"], name="idx_repetition_session"),
+            # "Has this person asked exactly this before, in any session?"
+            models.Index(fields=["person", "fingerprint"], name="idx_repetition_user"),
+            # "How many location questions this session?"
+            models.Index(fields=["session", "question_type"], name="idx_repetition_type"),
+            # Tier 2: a person's questions of one type in the last 7 days (count over a range).
+            models.Index(
+                fields=["person", "question_type", "timestamp"], name="idx_repetition_user_type"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_type}: {self.fingerprint or '∅'}"
+
+
+class NarrativeUsage(models.Model):
+    """A curated story Clara used, as a seed for the LLM or delivered as a fallback."""
+
+    class Mode(models.TextChoices):
+        SEED = "seed"
+        FALLBACK = "fallback"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    narrative_id = models.CharField(max_length=128)
+    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="narratives")
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="narratives"
+    )
+    # Clara's message that carried the story; the next emotion record measures its effect.
+    message = models.OneToOneField(
+        ChatMessage, on_delete=models.PROTECT, related_name="narrative_usage"
+    )
+    mode = models.CharField(max_length=16, choices=Mode.choices)
+    category = models.CharField(max_length=64)
+    emotion_at_usage = models.CharField(max_length=16, choices=Emotion.choices)
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        db_table = "narrative_usage"
+        verbose_name_plural = "narrative usage"
+        indexes = [
+            # Stories already told this session (excluded from the next pick).
+            models.Index(fields=["session"], name="idx_narrative_session"),
+            # "Has this person heard this story before?"
+            models.Index(fields=["person", "narrative_id"], name="idx_narrative_user"),
+            # "How many calming stories this week?"
+            models.Index(
+                fields=["person", "category", "timestamp"], name="idx_narrative_category"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.narrative_id} ({self.mode})"
+
+
+class ApiKey(models.Model):
+    """A bot client's key. Only a prefix (for lookup) and a SHA-256 of the whole key are stored."""
+
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "api_keys"
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

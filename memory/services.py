@@ -1,0 +1,425 @@
+"""Writes to the conversation memory: sessions, exchanges, closing, API keys.
+
+Every write that spans tables lives here and owns its transaction. Reads shared with the API
+and (later) the dashboard live in `selectors.py`.
+"""
+
+import hashlib
+import logging
+import secrets
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, OperationalError, transaction
+from django.utils import timezone
+
+from memory import emotion as emotion_reader
+from memory import recovery, repetition
+from memory.emotion import EmotionReading
+from memory.errors import Conflict, Invalid, NotFound
+from memory.models import (
+    ApiKey,
+    ChatMessage,
+    DetectedEmotion,
+    NarrativeUsage,
+    Person,
+    RepetitionRecord,
+    Session,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class NarrativeRef:
+    id: str
+    mode: str
+    category: str
+
+
+@dataclass(frozen=True)
+class StoredExchange:
+    """Where an exchange landed. `created` is False when a retry found the original."""
+
+    user_message_id: uuid.UUID
+    user_sequence_number: int
+    assistant_message_id: uuid.UUID
+    assistant_sequence_number: int
+    created: bool
+
+
+@dataclass(frozen=True)
+class PendingExchange:
+    """An exchange the database refused; it is safe in the recovery log under this key."""
+
+    idempotency_key: str
+    session_id: uuid.UUID
+
+
+# --- Sessions ------------------------------------------------------------------------------
+
+
+def _person_get_or_create(*, person_id: uuid.UUID, display_name: str | None, at: datetime) -> Person:
+    person = Person.objects.filter(id=person_id).first()
+    if person is None:
+        try:
+            with transaction.atomic():
+                return Person.objects.create(
+                    id=person_id, display_name=display_name or "", created_at=at, last_active_at=at
+                )
+        except IntegrityError:
+            # Another request created this person between our read and our insert.
+            person = Person.objects.get(id=person_id)
+    if display_name and display_name != person.display_name:
+        person.display_name = display_name
+        person.save(update_fields=["display_name"])
+    return person
+
+
+def session_resolve(
+    *,
+    session_id: uuid.UUID | None = None,
+    user_id: uuid.UUID | None = None,
+    display_name: str | None = None,
+    at: datetime | None = None,
+) -> tuple[Session, bool]:
+    """Resume a session or create it (flow step 1). Returns (session, created).
+
+    A `user_id` links the session to that person, creating the person if needed; a display name
+    without a user id creates a new person whose id is returned with the session. Resuming a
+    closed or expired session makes it active again: the bot asked to carry on with it.
+    """
+    at = at or timezone.now()
+    with transaction.atomic():
+        person = None
+        if user_id is not None or display_name:
+            person = _person_get_or_create(
+                person_id=user_id or uuid.uuid4(), display_name=display_name, at=at
+            )
+        session = None
+        if session_id is not None:
+            session = Session.objects.select_for_update().filter(id=session_id).first()
+        if session is None:
+            try:
+                with transaction.atomic():
+                    session = Session.objects.create(
+                        id=session_id or uuid.uuid4(),
+                        person=person,
+                        created_at=at,
+                        last_activity_at=at,
+                    )
+                    return session, True
+            except IntegrityError:
+                # Created concurrently by another request: resume that one.
+                session = Session.objects.select_for_update().get(id=session_id)
+
+        if person is not None and session.person_id not in (None, person.id):
+            raise Conflict("This session belongs to another person.", field="user_id")
+        session.person = session.person or person
+        session.last_activity_at = max(session.last_activity_at, at)
+        session.status = Session.Status.ACTIVE
+        session.ended_at = None
+        session.save(update_fields=["person", "last_activity_at", "status", "ended_at"])
+        return session, False
+
+
+def _session_close_locked(*, session: Session, at: datetime, status: str) -> Session:
+    dominant = _dominant_emotion(session_id=session.id)
+    session.status = status
+    session.ended_at = at
+    session.dominant_emotion = dominant
+    session.session_summary = {
+        "duration_seconds": round(max((at - session.created_at).total_seconds(), 0.0)),
+        "message_count": session.message_count,
+        "dominant_emotion": dominant,
+        "escalation_triggered": session.escalation_triggered,
+    }
+    session.save(
+        update_fields=["status", "ended_at", "dominant_emotion", "session_summary"]
+    )
+    return session
+
+
+def _dominant_emotion(*, session_id: uuid.UUID) -> str | None:
+    """The most frequent emotion of the session; a tie goes to the one felt most recently."""
+    rows = list(
+        DetectedEmotion.objects.filter(session_id=session_id)
+        .order_by("timestamp")
+        .values_list("emotion", flat=True)
+    )
+    if not rows:
+        return None
+    counts = Counter(rows)
+    last_seen = {emotion: index for index, emotion in enumerate(rows)}
+    return max(counts, key=lambda emotion: (counts[emotion], last_seen[emotion]))
+
+
+def session_close(*, session_id: uuid.UUID, at: datetime | None = None) -> Session:
+    """Close a session: status, end time, dominant emotion and a first summary. Closing twice is harmless."""
+    at = at or timezone.now()
+    with transaction.atomic():
+        session = Session.objects.select_for_update().filter(id=session_id).first()
+        if session is None:
+            raise NotFound("No session with this id.", field="session_id")
+        if session.status != Session.Status.ACTIVE:
+            return session
+        return _session_close_locked(session=session, at=at, status=Session.Status.CLOSED)
+
+
+def sessions_expire_idle(*, now: datetime | None = None) -> int:
+    """Expire active sessions idle for CLARA_SESSION_IDLE_MINUTES; returns how many were expired."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=settings.CLARA_SESSION_IDLE_MINUTES)
+    idle_ids = list(
+        Session.objects.filter(status=Session.Status.ACTIVE, last_activity_at__lt=cutoff)
+        .values_list("id", flat=True)
+    )
+    expired = 0
+    for session_id in idle_ids:
+        with transaction.atomic():
+            # Re-check under the lock: an exchange may have arrived since the scan.
+            session = (
+                Session.objects.select_for_update()
+                .filter(id=session_id, status=Session.Status.ACTIVE, last_activity_at__lt=cutoff)
+                .first()
+            )
+            if session is None:
+                continue
+            _session_close_locked(session=session, at=session.last_activity_at, status=Session.Status.EXPIRED)
+            expired += 1
+    return expired
+
+
+# --- Exchanges -----------------------------------------------------------------------------
+
+
+def _stored_exchange_for_key(
+    *, session_id: uuid.UUID, idempotency_key: str, user_message: str
+) -> StoredExchange | None:
+    user_row = (
+        ChatMessage.objects.filter(session_id=session_id, idempotency_key=idempotency_key)
+        .values_list("id", "sequence_number", "content")
+        .first()
+    )
+    if user_row is None:
+        return None
+    user_id, user_seq, content = user_row
+    if content != user_message:
+        raise Conflict(
+            "This idempotency_key was already used for a different exchange.",
+            field="idempotency_key",
+        )
+    assistant_id = ChatMessage.objects.values_list("id", flat=True).get(
+        session_id=session_id, sequence_number=user_seq + 1
+    )
+    return StoredExchange(user_id, user_seq, assistant_id, user_seq + 1, created=False)
+
+
+def _lock_or_create_session(*, session_id: uuid.UUID, at: datetime) -> Session:
+    """The session row, locked for this transaction; created on the fly if unknown (flow step 1)."""
+    session = Session.objects.select_for_update().filter(id=session_id).first()
+    if session is not None:
+        return session
+    try:
+        with transaction.atomic():
+            return Session.objects.create(id=session_id, created_at=at, last_activity_at=at)
+    except IntegrityError:
+        return Session.objects.select_for_update().get(id=session_id)
+
+
+def exchange_record(
+    *,
+    session_id: uuid.UUID,
+    user_message: str,
+    assistant_message: str,
+    idempotency_key: str | None = None,
+    emotion: EmotionReading | None = None,
+    intent: str | None = None,
+    narrative: NarrativeRef | None = None,
+    processing_time_ms: int | None = None,
+    escalation: bool = False,
+    at: datetime | None = None,
+) -> StoredExchange:
+    """Store one exchange (flow step 9) in a single transaction, exactly once.
+
+    Both messages (sequence N and N+1), the emotion of the person's message, its repetition
+    record, the narrative usage, and the session and person updates commit together or not at
+    all. The session row is locked first, so concurrent writers to one session queue up and the
+    sequence numbers stay unique and gapless. A retried `idempotency_key` returns the original.
+    """
+    at = at or timezone.now()
+    if not user_message.strip():
+        raise Invalid("user_message must not be empty.", field="user_message")
+    if not assistant_message.strip():
+        raise Invalid("assistant_message must not be empty.", field="assistant_message")
+    if idempotency_key is not None:
+        stored = _stored_exchange_for_key(
+            session_id=session_id, idempotency_key=idempotency_key, user_message=user_message
+        )
+        if stored is not None:
+            return stored
+
+    fingerprint = repetition.fingerprint(user_message)
+    question_type = repetition.question_type(user_message)
+
+    with transaction.atomic():
+        session = _lock_or_create_session(session_id=session_id, at=at)
+        if idempotency_key is not None:
+            # Checked again under the lock: a concurrent retry may have stored it meanwhile.
+            stored = _stored_exchange_for_key(
+                session_id=session_id, idempotency_key=idempotency_key, user_message=user_message
+            )
+            if stored is not None:
+                return stored
+
+        earlier = list(
+            RepetitionRecord.objects.filter(session_id=session_id)
+            .order_by("timestamp")
+            .values_list("fingerprint", "question_type")
+        )
+        repeat_count = repetition.count_repeats(
+            fingerprint_=fingerprint, question_type_=question_type, earlier=earlier
+        )
+        if emotion is None:
+            recent = list(
+                DetectedEmotion.objects.filter(session_id=session_id)
+                .order_by("-timestamp")
+                .values_list("distress_score", flat=True)[:3]
+            )
+            emotion = emotion_reader.analyse(user_message, recent_distress=recent[::-1])
+
+        person_id = session.person_id
+        sequence = session.message_count + 1
+        user_row = ChatMessage(
+            session_id=session_id,
+            person_id=person_id,
+            role=ChatMessage.Role.USER,
+            content=user_message,
+            timestamp=at,
+            sequence_number=sequence,
+            idempotency_key=idempotency_key,
+        )
+        assistant_row = ChatMessage(
+            session_id=session_id,
+            person_id=person_id,
+            role=ChatMessage.Role.ASSISTANT,
+            content=assistant_message,
+            timestamp=at,
+            sequence_number=sequence + 1,
+            intent=intent,
+            narrative_id=narrative.id if narrative else None,
+            processing_time_ms=processing_time_ms,
+        )
+        ChatMessage.objects.bulk_create([user_row, assistant_row])
+        DetectedEmotion.objects.create(
+            message=user_row,
+            session_id=session_id,
+            person_id=person_id,
+            emotion=emotion.emotion,
+            confidence=emotion.confidence,
+            distress_score=emotion.distress_score,
+            trajectory=emotion.trajectory,
+            timestamp=at,
+        )
+        RepetitionRecord.objects.create(
+            session_id=session_id,
+            person_id=person_id,
+            message=user_row,
+            fingerprint=fingerprint,
+            original_message=user_message,
+            question_type=question_type,
+            repeat_count=repeat_count,
+            timestamp=at,
+            response_given=assistant_message,
+        )
+        if narrative is not None:
+            NarrativeUsage.objects.create(
+                narrative_id=narrative.id,
+                session_id=session_id,
+                person_id=person_id,
+                message=assistant_row,
+                mode=narrative.mode,
+                category=narrative.category,
+                emotion_at_usage=emotion.emotion,
+                timestamp=at,
+            )
+
+        session.message_count = sequence + 1
+        session.last_activity_at = max(session.last_activity_at, at)
+        session.escalation_triggered = session.escalation_triggered or escalation
+        update_fields = ["message_count", "last_activity_at", "escalation_triggered"]
+        if session.status != Session.Status.ACTIVE:
+            # The person is talking again: the session is live, its old summary is stale.
+            session.status, session.ended_at = Session.Status.ACTIVE, None
+            update_fields += ["status", "ended_at"]
+        session.save(update_fields=update_fields)
+        if person_id is not None:
+            Person.objects.filter(id=person_id, last_active_at__lt=at).update(last_active_at=at)
+
+    return StoredExchange(user_row.id, sequence, assistant_row.id, sequence + 1, created=True)
+
+
+def exchange_submit(**fields) -> StoredExchange | PendingExchange:
+    """Store an exchange, or, when the database refuses the write, keep it in the recovery log.
+
+    Takes the arguments of `exchange_record`. The log entry carries an idempotency key (the
+    client's, or a new one), so replaying it can never store the exchange twice.
+    """
+    fields.setdefault("at", timezone.now())
+    try:
+        return exchange_record(**fields)
+    except OperationalError as exc:
+        key = fields.get("idempotency_key") or f"recovery-{uuid.uuid4()}"
+        fields["idempotency_key"] = key
+        recovery.append(fields)
+        logger.warning(
+            "exchange for session %s went to the recovery log: %s",
+            fields["session_id"],
+            type(exc).__name__,
+        )
+        return PendingExchange(idempotency_key=key, session_id=fields["session_id"])
+
+
+def recovery_replay() -> recovery.ReplayReport:
+    """Store every exchange waiting in the recovery log; what still fails stays there."""
+    return recovery.replay(exchange_record)
+
+
+# --- API keys ------------------------------------------------------------------------------
+
+
+def _hash_key(raw_key: str) -> str:
+    # Keys are 32 random bytes, so a fast hash is enough: there is nothing to brute-force.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def api_key_create(*, name: str) -> tuple[ApiKey, str]:
+    """Make a bot key. Returns the row and the raw key, which is shown once and never stored."""
+    if not name.strip():
+        raise Invalid("A key needs a name.", field="name")
+    prefix = secrets.token_hex(4)
+    raw_key = f"clara_{prefix}_{secrets.token_urlsafe(32)}"
+    key = ApiKey.objects.create(name=name.strip(), prefix=prefix, key_hash=_hash_key(raw_key))
+    return key, raw_key
+
+
+def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
+    """The live key matching `raw_key`, or None. Compares hashes in constant time."""
+    parts = raw_key.split("_", 2)
+    if len(parts) != 3 or parts[0] != "clara":
+        return None
+    key = ApiKey.objects.filter(prefix=parts[1], revoked_at__isnull=True).first()
+    if key is None or not secrets.compare_digest(key.key_hash, _hash_key(raw_key)):
+        return None
+    return key
+
+
+def api_key_revoke(*, key: ApiKey, at: datetime | None = None) -> ApiKey:
+    """Revoke a key; requests with it get 401 from now on."""
+    if key.revoked_at is None:
+        key.revoked_at = at or timezone.now()
+        key.save(update_fields=["revoked_at"])
+    return key

@@ -1,0 +1,48 @@
+import json
+
+import pytest
+from django.test import Client
+
+from memory import services
+
+
+@pytest.fixture(autouse=True)
+def _isolated_recovery_log(settings, tmp_path):
+    """Each test gets its own recovery log, so tests never see each other's entries."""
+    settings.CLARA_RECOVERY_LOG = tmp_path / "recovery.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+class ApiClient:
+    """A Django test client that sends the bot's key and JSON bodies."""
+
+    def __init__(self, raw_key: str | None):
+        self.client = Client()
+        self.headers = {"Authorization": f"Bearer {raw_key}"} if raw_key else {}
+
+    def get(self, path: str, **params):
+        return self.client.get(path, params, headers=self.headers)
+
+    def post(self, path: str, body=None, *, raw: str | None = None):
+        data = raw if raw is not None else json.dumps(body if body is not None else {})
+        return self.client.post(path, data, content_type="application/json", headers=self.headers)
+
+
+@pytest.fixture
+def api_key(db):
+    _, raw_key = services.api_key_create(name="test bot")
+    return raw_key
+
+
+@pytest.fixture
+def api(api_key):
+    return ApiClient(api_key)
+
+
+@pytest.fixture
+def anonymous_api(db):
+    return ApiClient(None)
