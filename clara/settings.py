@@ -4,6 +4,7 @@ One settings module. Deployment-specific values come from the environment (see `
 the defaults are safe for a developer's machine and for `make run` on a fresh clone.
 """
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -94,8 +95,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
         "transaction_mode": "IMMEDIATE",
     }
-    # Tests use a file (not :memory:) so that threads and processes share one database.
-    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-clara.sqlite3")}
+    # Tests use a file (not :memory:) so that threads and processes share one database; one
+    # file per test run, so two runs on one machine don't delete each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-clara-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
