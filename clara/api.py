@@ -4,7 +4,7 @@ import json
 
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
-from ninja.errors import HttpError
+from ninja.errors import HttpError, ValidationError
 
 from memory.api import BotKey
 from memory.errors import DomainError
@@ -27,13 +27,50 @@ def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
 
 @api.exception_handler(json.JSONDecodeError)
 def malformed_json(request: HttpRequest, exc: json.JSONDecodeError) -> HttpResponse:
-    body = {"detail": f"The body is not valid JSON: {exc.msg}.", "code": "malformed", "field": "body"}
+    body = {
+        "detail": f"The body is not valid JSON: {exc.msg}.",
+        "code": "malformed",
+        "field": "body",
+    }
     return api.create_response(request, body, status=422)
 
 
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     # Ninja raises HttpError(400) for a body it cannot parse; the contract says 422 for bad input.
-    status = 422 if exc.status_code == 400 else exc.status_code
-    body = {"detail": str(exc), "code": "malformed" if status == 422 else "error", "field": None}
-    return api.create_response(request, body, status=status)
+    if exc.status_code == 400:
+        body = {"detail": str(exc), "code": "malformed", "field": "body"}
+        return api.create_response(request, body, status=422)
+    body = {"detail": str(exc), "code": "error", "field": None}
+    return api.create_response(request, body, status=exc.status_code)
+
+
+_SOURCES = {"body", "path", "query", "header", "cookie", "form", "file"}
+
+
+def _field_name(loc: list) -> str:
+    """`["body", "payload", "emotion", "distress_score"]` -> `"emotion.distress_score"`."""
+    parts = [str(part) for part in loc]
+    if parts and parts[0] == "body":
+        # The second part is the view's parameter name; a body that is wrong as a whole is "body".
+        return ".".join(parts[2:]) or "body"
+    if parts and parts[0] in _SOURCES:
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+@api.exception_handler(ValidationError)
+def invalid_input(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    # The documented error shape ({detail, code, field}), with every problem listed in `errors`.
+    errors = [
+        {"field": _field_name(error.get("loc", [])), "msg": error.get("msg", ""), "type": error.get("type", "")}
+        for error in exc.errors
+    ]
+    first = errors[0] if errors else {"field": "body", "msg": "Invalid input"}
+    body = {
+        "detail": f"{first['field']}: {first['msg']}",
+        "code": "invalid",
+        "field": first["field"],
+        "errors": errors,
+    }
+    return api.create_response(request, body, status=422)

@@ -87,7 +87,9 @@ DEFAULT_SQLITE_PATH = DATA_DIR / "clara.sqlite3"
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{DEFAULT_SQLITE_PATH}")
 SQLITE_BUSY_TIMEOUT_MS = env_int("SQLITE_BUSY_TIMEOUT_MS", 5000)
 
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 60))}
+DATABASES = {
+    "default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 60))
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else DATABASES["default"]["CONN_MAX_AGE"]
     DATABASES["default"]["OPTIONS"] = {

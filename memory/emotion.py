@@ -12,22 +12,84 @@ from memory.models import Emotion, Trajectory
 
 # Cues per emotion. The strongest-scoring emotion wins; ties go to the more distressing one.
 _CUES: dict[str, list[str]] = {
-    Emotion.FEARFUL: ["scared", "afraid", "frightened", "terrified", "fear", "help me", "panic",
-                      "someone is", "danger", "hurt me"],
-    Emotion.ANXIOUS: ["worried", "anxious", "nervous", "worry", "uneasy", "need to go",
-                      "have to go", "get home", "want to go home", "late", "hurry", "can't find",
-                      "cant find"],
-    Emotion.CONFUSED: ["confused", "don't understand", "dont understand", "don't know",
-                       "dont know", "where am i", "who are you", "what is this", "muddled",
-                       "lost", "what day", "what's happening", "what is happening"],
-    Emotion.SAD: ["sad", "cry", "crying", "upset", "unhappy", "died", "passed away", "gone",
-                  "heartbroken", "tears"],
+    Emotion.FEARFUL: [
+        "scared",
+        "afraid",
+        "frightened",
+        "terrified",
+        "fear",
+        "help me",
+        "panic",
+        "someone is",
+        "danger",
+        "hurt me",
+    ],
+    Emotion.ANXIOUS: [
+        "worried",
+        "anxious",
+        "nervous",
+        "worry",
+        "uneasy",
+        "need to go",
+        "have to go",
+        "get home",
+        "want to go home",
+        "late",
+        "hurry",
+        "can't find",
+        "cant find",
+    ],
+    Emotion.CONFUSED: [
+        "confused",
+        "don't understand",
+        "dont understand",
+        "don't know",
+        "dont know",
+        "where am i",
+        "who are you",
+        "what is this",
+        "muddled",
+        "lost",
+        "what day",
+        "what's happening",
+        "what is happening",
+    ],
+    Emotion.SAD: [
+        "sad",
+        "cry",
+        "crying",
+        "upset",
+        "unhappy",
+        "died",
+        "passed away",
+        "gone",
+        "heartbroken",
+        "tears",
+    ],
     Emotion.LONELY: ["lonely", "alone", "nobody", "no one", "by myself", "miss", "visit"],
-    Emotion.CALM: ["thank", "lovely", "nice", "happy", "better", "calm", "relaxed",
-                   "wonderful", "glad", "beautiful", "that's good", "that sounds good"],
+    Emotion.CALM: [
+        "thank",
+        "lovely",
+        "nice",
+        "happy",
+        "better",
+        "calm",
+        "relaxed",
+        "wonderful",
+        "glad",
+        "beautiful",
+        "that's good",
+        "that sounds good",
+    ],
 }
-_PRIORITY = [Emotion.FEARFUL, Emotion.ANXIOUS, Emotion.CONFUSED, Emotion.SAD, Emotion.LONELY,
-             Emotion.CALM]
+_PRIORITY = [
+    Emotion.FEARFUL,
+    Emotion.ANXIOUS,
+    Emotion.CONFUSED,
+    Emotion.SAD,
+    Emotion.LONELY,
+    Emotion.CALM,
+]
 _COMPILED = {
     emotion: [re.compile(r"\b" + re.escape(cue) + r"\b") for cue in cues]
     for emotion, cues in _CUES.items()
@@ -71,7 +133,9 @@ def trajectory_for(distress: float, recent_distress: Sequence[float]) -> str:
 def analyse(message: str, recent_distress: Sequence[float] = ()) -> EmotionReading:
     """Read the emotion of one message; `recent_distress` is the session's last readings, oldest first."""
     text = message.replace("\u2019", "'").lower()
-    scores = {emotion: sum(1 for cue in cues if cue.search(text)) for emotion, cues in _COMPILED.items()}
+    scores = {
+        emotion: sum(1 for cue in cues if cue.search(text)) for emotion, cues in _COMPILED.items()
+    }
     best = max(_PRIORITY, key=lambda emotion: (scores[emotion], -_PRIORITY.index(emotion)))
     hits = scores[best]
     if hits == 0:

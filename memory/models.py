@@ -93,7 +93,9 @@ class Session(models.Model):
         db_table = "sessions"
         indexes = [
             # Idle sweep: active sessions whose last activity is older than the cut-off.
-            models.Index(fields=["status", "last_activity_at"], name="idx_sessions_status_activity"),
+            models.Index(
+                fields=["status", "last_activity_at"], name="idx_sessions_status_activity"
+            ),
             # A person's sessions, newest first (cross-session analytics, caregiver timeline).
             models.Index(fields=["person", "created_at"], name="idx_sessions_person_created"),
         ]
@@ -200,9 +202,7 @@ class RepetitionRecord(models.Model):
     person = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.PROTECT, related_name="repetitions"
     )
-    message = models.OneToOneField(
-        ChatMessage, on_delete=models.PROTECT, related_name="repetition"
-    )
+    message = models.OneToOneField(ChatMessage, on_delete=models.PROTECT, related_name="repetition")
     # Sorted content words joined by spaces: kept as text because Jaccard needs the word set.
     fingerprint = models.TextField(blank=True)
     original_message = models.TextField()
@@ -265,9 +265,7 @@ class NarrativeUsage(models.Model):
             # "Has this person heard this story before?"
             models.Index(fields=["person", "narrative_id"], name="idx_narrative_user"),
             # "How many calming stories this week?"
-            models.Index(
-                fields=["person", "category", "timestamp"], name="idx_narrative_category"
-            ),
+            models.Index(fields=["person", "category", "timestamp"], name="idx_narrative_category"),
         ]
 
     def __str__(self) -> str:

@@ -178,4 +178,6 @@ def replay(record: Callable[..., Any]) -> ReplayReport:
         if rejected:
             _reject(rejected)
         _rewrite(path, keep)
-    return ReplayReport(stored=stored, already_stored=already, remaining=len(keep), rejected=len(rejected))
+    return ReplayReport(
+        stored=stored, already_stored=already, remaining=len(keep), rejected=len(rejected)
+    )

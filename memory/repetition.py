@@ -37,40 +37,67 @@ _RELATIONS = (
 _TYPE_PATTERNS: list[tuple[str, list[str]]] = [
     (
         QuestionType.IDENTITY,
-        [r"\bwho am i\b", r"\bwho are you\b", r"\bwhat(?:'s| is) my name\b", r"\bare you my\b",
-         r"\bdon'?t know who\b", r"\bwho is this\b"],
+        [
+            r"\bwho am i\b",
+            r"\bwho are you\b",
+            r"\bwhat(?:'s| is) my name\b",
+            r"\bare you my\b",
+            r"\bdon'?t know who\b",
+            r"\bwho is this\b",
+        ],
     ),
     (
         QuestionType.LOCATION,
-        [r"\bwhere am i\b", r"\bwhat is this place\b", r"\bwhere is this\b", r"\bwhere are we\b",
-         r"\bwhere i am\b", r"\bdon'?t recogni[sz]e\b", r"\bwhat place\b", r"\blost\b",
-         r"\bwhere is here\b", r"\bthis place\b"],
+        [
+            r"\bwhere am i\b",
+            r"\bwhat is this place\b",
+            r"\bwhere is this\b",
+            r"\bwhere are we\b",
+            r"\bwhere i am\b",
+            r"\bdon'?t recogni[sz]e\b",
+            r"\bwhat place\b",
+            r"\blost\b",
+            r"\bwhere is here\b",
+            r"\bthis place\b",
+        ],
     ),
     (
         QuestionType.PERSON,
-        [rf"\bwhere(?:'s| is| are) (?:my )?(?:{_RELATIONS})\b",
-         rf"\bhave you seen (?:my )?(?:{_RELATIONS})\b",
-         rf"\bwhen is (?:my )?(?:{_RELATIONS})\b.*\bcoming\b",
-         rf"\bi miss (?:my )?(?:{_RELATIONS})\b",
-         r"\bwhen is \w+ coming\b"],
+        [
+            rf"\bwhere(?:'s| is| are) (?:my )?(?:{_RELATIONS})\b",
+            rf"\bhave you seen (?:my )?(?:{_RELATIONS})\b",
+            rf"\bwhen is (?:my )?(?:{_RELATIONS})\b.*\bcoming\b",
+            rf"\bi miss (?:my )?(?:{_RELATIONS})\b",
+            r"\bwhen is \w+ coming\b",
+        ],
     ),
     (
         QuestionType.TIME,
-        [r"\bwhat day\b", r"\bwhat time\b", r"\bwhat year\b", r"\bwhen is\b", r"\bhow long\b",
-         r"\bwhat month\b", r"\bis it (?:morning|night|evening|afternoon)\b"],
+        [
+            r"\bwhat day\b",
+            r"\bwhat time\b",
+            r"\bwhat year\b",
+            r"\bwhen is\b",
+            r"\bhow long\b",
+            r"\bwhat month\b",
+            r"\bis it (?:morning|night|evening|afternoon)\b",
+        ],
     ),
     (
         QuestionType.ACTIVITY,
-        [r"\bwhat do i do\b", r"\bwhat should i do\b", r"\bwhat(?:'s| is) happening\b",
-         r"\bwhat happens now\b", r"\bwhat am i (?:supposed|meant) to do\b"],
+        [
+            r"\bwhat do i do\b",
+            r"\bwhat should i do\b",
+            r"\bwhat(?:'s| is) happening\b",
+            r"\bwhat happens now\b",
+            r"\bwhat am i (?:supposed|meant) to do\b",
+        ],
     ),
 ]
 _COMPILED = [(qtype, [re.compile(p) for p in patterns]) for qtype, patterns in _TYPE_PATTERNS]
 
 # Names are capitalised in what the person wrote: "Where is Tom?", "I miss Ann".
-_NAMED_PERSON = re.compile(
-    r"\b(?:[Ww]here(?:'s| is)|[Hh]ave you seen|I miss)\s+(?!I\b)[A-Z][a-z]+"
-)
+_NAMED_PERSON = re.compile(r"\b(?:[Ww]here(?:'s| is)|[Hh]ave you seen|I miss)\s+(?!I\b)[A-Z][a-z]+")
 
 
 def normalise(message: str) -> str:

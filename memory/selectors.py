@@ -150,11 +150,15 @@ def memory_query(
         repeat_count=repeat_count,
         distress=emotion.distress_score,
     )
-    window_rows = list(
-        ChatMessage.objects.filter(session_id=session.id)
-        .order_by("-sequence_number")
-        .values_list("role", "content", "sequence_number")[:size]
-    ) if size else []
+    window_rows = (
+        list(
+            ChatMessage.objects.filter(session_id=session.id)
+            .order_by("-sequence_number")
+            .values_list("role", "content", "sequence_number")[:size]
+        )
+        if size
+        else []
+    )
     window_rows.reverse()
 
     used_narratives = list(

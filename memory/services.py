@@ -62,7 +62,9 @@ class PendingExchange:
 # --- Sessions ------------------------------------------------------------------------------
 
 
-def _person_get_or_create(*, person_id: uuid.UUID, display_name: str | None, at: datetime) -> Person:
+def _person_get_or_create(
+    *, person_id: uuid.UUID, display_name: str | None, at: datetime
+) -> Person:
     person = Person.objects.filter(id=person_id).first()
     if person is None:
         try:
@@ -137,9 +139,7 @@ def _session_close_locked(*, session: Session, at: datetime, status: str) -> Ses
         "dominant_emotion": dominant,
         "escalation_triggered": session.escalation_triggered,
     }
-    session.save(
-        update_fields=["status", "ended_at", "dominant_emotion", "session_summary"]
-    )
+    session.save(update_fields=["status", "ended_at", "dominant_emotion", "session_summary"])
     return session
 
 
@@ -174,8 +174,9 @@ def sessions_expire_idle(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=settings.CLARA_SESSION_IDLE_MINUTES)
     idle_ids = list(
-        Session.objects.filter(status=Session.Status.ACTIVE, last_activity_at__lt=cutoff)
-        .values_list("id", flat=True)
+        Session.objects.filter(
+            status=Session.Status.ACTIVE, last_activity_at__lt=cutoff
+        ).values_list("id", flat=True)
     )
     expired = 0
     for session_id in idle_ids:
@@ -188,7 +189,9 @@ def sessions_expire_idle(*, now: datetime | None = None) -> int:
             )
             if session is None:
                 continue
-            _session_close_locked(session=session, at=session.last_activity_at, status=Session.Status.EXPIRED)
+            _session_close_locked(
+                session=session, at=session.last_activity_at, status=Session.Status.EXPIRED
+            )
             expired += 1
     return expired
 

@@ -84,7 +84,9 @@ def test_concurrent_writers_keep_sequence_numbers_unique_and_gapless():
     )
     assert [row[0] for row in rows] == list(range(1, 6 * per_thread * 2 + 1))
     # Each exchange sits whole at N (the person) and N+1 (Clara's reply to that same line).
-    for (_, user_role, user_text), (_, clara_role, clara_text) in zip(rows[::2], rows[1::2]):
+    for (_, user_role, user_text), (_, clara_role, clara_text) in zip(
+        rows[::2], rows[1::2], strict=True
+    ):
         assert (user_role, clara_role) == ("user", "assistant")
         assert clara_text == f"reply to {user_text}"
     assert Session.objects.get(id=session_id).message_count == len(rows)
@@ -159,8 +161,12 @@ def test_replay_stores_a_logged_exchange_once(api, monkeypatch):
         "user_message": "When is Tom coming?",
         "assistant_message": "Tom loves visiting you.",
         "idempotency_key": "bot-key-42",
-        "emotion": {"emotion": "anxious", "confidence": 0.8, "distress_score": 0.6,
-                    "trajectory": "stable"},
+        "emotion": {
+            "emotion": "anxious",
+            "confidence": 0.8,
+            "distress_score": 0.6,
+            "trajectory": "stable",
+        },
         "narrative": {"id": "garden-walk-01", "mode": "seed", "category": "calming_story"},
         "intent": "reassure",
     }
@@ -187,8 +193,11 @@ def test_replay_stores_a_logged_exchange_once(api, monkeypatch):
 
 def test_replay_skips_an_exchange_a_client_retry_already_stored(api, monkeypatch):
     session_id = uuid.uuid4()
-    body = {"user_message": "What day is it?", "assistant_message": "It's a lovely Sunday.",
-            "idempotency_key": "k-1"}
+    body = {
+        "user_message": "What day is it?",
+        "assistant_message": "It's a lovely Sunday.",
+        "idempotency_key": "k-1",
+    }
     _fail_on_repetition_insert(monkeypatch)
     assert api.post(f"/api/v1/sessions/{session_id}/exchanges", body).status_code == 202
     monkeypatch.undo()
@@ -294,6 +303,11 @@ def test_acknowledged_exchange_is_there_for_a_new_process(api):
     env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "1"}
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", script],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert done.stdout.strip().splitlines()[-1] == "2"

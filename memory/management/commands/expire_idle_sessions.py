@@ -1,0 +1,11 @@
+from django.core.management.base import BaseCommand
+
+from memory import services
+
+
+class Command(BaseCommand):
+    help = "Expire sessions idle for CLARA_SESSION_IDLE_MINUTES (the scheduler runs this too)."
+
+    def handle(self, *args, **options):
+        expired = services.sessions_expire_idle()
+        self.stdout.write(f"Expired {expired} idle session(s).")

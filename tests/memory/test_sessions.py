@@ -1,0 +1,158 @@
+"""Session lifecycle: resolve, close, idle expiry."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from memory import services
+from memory.emotion import EmotionReading
+from memory.errors import Conflict, NotFound
+from memory.models import Person, Session
+
+pytestmark = pytest.mark.django_db
+
+
+def _reading(emotion: str, distress: float) -> EmotionReading:
+    return EmotionReading(
+        emotion=emotion, confidence=0.8, distress_score=distress, trajectory="stable"
+    )
+
+
+def test_resolve_creates_a_session_and_its_person():
+    user_id = uuid.uuid4()
+
+    session, created = services.session_resolve(user_id=user_id, display_name="Nana")
+
+    assert created
+    assert session.person_id == user_id
+    assert Person.objects.get(id=user_id).display_name == "Nana"
+
+
+def test_resolve_resumes_and_touches_last_activity():
+    start = timezone.now() - timedelta(minutes=5)
+    session, _ = services.session_resolve(at=start)
+
+    resumed, created = services.session_resolve(session_id=session.id)
+
+    assert not created
+    assert resumed.id == session.id
+    assert resumed.last_activity_at > start
+
+
+def test_resolve_links_an_anonymous_session_to_a_person_later():
+    session, _ = services.session_resolve()
+    user_id = uuid.uuid4()
+
+    resumed, _ = services.session_resolve(session_id=session.id, user_id=user_id)
+
+    assert resumed.person_id == user_id
+
+
+def test_resolve_refuses_to_move_a_session_to_another_person():
+    session, _ = services.session_resolve(user_id=uuid.uuid4())
+
+    with pytest.raises(Conflict) as caught:
+        services.session_resolve(session_id=session.id, user_id=uuid.uuid4())
+
+    assert caught.value.field == "user_id"
+    assert Person.objects.count() == 1
+
+
+def test_resolve_with_only_a_display_name_creates_a_new_person():
+    session, _ = services.session_resolve(display_name="Dad")
+
+    assert session.person.display_name == "Dad"
+
+
+def test_resolving_a_closed_session_reopens_it():
+    session, _ = services.session_resolve()
+    services.session_close(session_id=session.id)
+
+    resumed, created = services.session_resolve(session_id=session.id)
+
+    assert (created, resumed.status, resumed.ended_at) == (False, "active", None)
+
+
+def test_close_records_the_dominant_emotion_and_a_summary():
+    session, _ = services.session_resolve(user_id=uuid.uuid4())
+    for emotion, distress in [("anxious", 0.7), ("calm", 0.1), ("anxious", 0.6), ("calm", 0.1)]:
+        services.exchange_record(
+            session_id=session.id,
+            user_message=f"I feel {emotion}",
+            assistant_message="I'm here.",
+            emotion=_reading(emotion, distress),
+        )
+
+    closed = services.session_close(session_id=session.id)
+
+    # A tie goes to the emotion felt most recently: the session ended calm.
+    assert closed.dominant_emotion == "calm"
+    assert closed.status == "closed"
+    assert closed.session_summary["message_count"] == 8
+
+
+def test_close_twice_is_harmless():
+    session, _ = services.session_resolve()
+    first = services.session_close(session_id=session.id)
+
+    second = services.session_close(session_id=session.id, at=timezone.now() + timedelta(hours=1))
+
+    assert second.ended_at == first.ended_at
+
+
+def test_close_unknown_session_is_not_found():
+    with pytest.raises(NotFound):
+        services.session_close(session_id=uuid.uuid4())
+
+
+def test_escalation_marks_the_session():
+    session, _ = services.session_resolve()
+
+    services.exchange_record(
+        session_id=session.id,
+        user_message="Help me, someone is here!",
+        assistant_message="You're safe. I'm getting someone to help.",
+        escalation=True,
+    )
+
+    assert Session.objects.get(id=session.id).escalation_triggered
+
+
+def test_idle_sessions_expire_and_busy_ones_do_not():
+    now = timezone.now()
+    idle, _ = services.session_resolve(at=now - timedelta(minutes=31))
+    services.exchange_record(
+        session_id=idle.id,
+        user_message="Hello",
+        assistant_message="Hello, dear.",
+        at=now - timedelta(minutes=31),
+    )
+    busy, _ = services.session_resolve(at=now - timedelta(minutes=29))
+
+    assert services.sessions_expire_idle(now=now) == 1
+
+    idle.refresh_from_db()
+    busy.refresh_from_db()
+    assert (idle.status, busy.status) == ("expired", "active")
+    assert idle.ended_at == idle.last_activity_at
+    assert idle.dominant_emotion is not None
+
+
+def test_expire_command_reports_what_it_did(capsys):
+    services.session_resolve(at=timezone.now() - timedelta(hours=2))
+
+    call_command("expire_idle_sessions")
+
+    assert "Expired 1 idle session" in capsys.readouterr().out
+
+
+def test_exchange_on_an_expired_session_makes_it_active_again():
+    session, _ = services.session_resolve(at=timezone.now() - timedelta(hours=1))
+    services.sessions_expire_idle()
+
+    services.exchange_record(session_id=session.id, user_message="Hi", assistant_message="Hello!")
+
+    assert Session.objects.get(id=session.id).status == "active"
