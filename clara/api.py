@@ -1,13 +1,17 @@
 """The one NinjaAPI of the project, mounted at /api/v1/."""
 
 import json
+import logging
 
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
 from memory.api import BotKey
 from memory.errors import DomainError
+
+logger = logging.getLogger(__name__)
 
 api = NinjaAPI(
     title="Clara Memory API",
@@ -63,7 +67,11 @@ def _field_name(loc: list) -> str:
 def invalid_input(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     # The documented error shape ({detail, code, field}), with every problem listed in `errors`.
     errors = [
-        {"field": _field_name(error.get("loc", [])), "msg": error.get("msg", ""), "type": error.get("type", "")}
+        {
+            "field": _field_name(error.get("loc", [])),
+            "msg": error.get("msg", ""),
+            "type": error.get("type", ""),
+        }
         for error in exc.errors
     ]
     first = errors[0] if errors else {"field": "body", "msg": "Invalid input"}
@@ -74,3 +82,17 @@ def invalid_input(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         "errors": errors,
     }
     return api.create_response(request, body, status=422)
+
+
+@api.exception_handler(DatabaseError)
+def database_unavailable(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    # Reads (and key checks) cannot fall back to the recovery log; tell the bot to retry.
+    logger.warning("database error on %s: %s", request.path, type(exc).__name__)
+    body = {
+        "detail": "The memory store is busy or unavailable; retry shortly.",
+        "code": "unavailable",
+        "field": None,
+    }
+    response = api.create_response(request, body, status=503)
+    response["Retry-After"] = "1"
+    return response

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import DatabaseError, DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from memory import emotion as emotion_reader
@@ -374,7 +374,11 @@ def exchange_submit(**fields) -> StoredExchange | PendingExchange:
     fields.setdefault("at", timezone.now())
     try:
         return exchange_record(**fields)
-    except OperationalError as exc:
+    except (IntegrityError, DataError):
+        # The data itself was refused: replaying it later would fail the same way.
+        raise
+    except DatabaseError as exc:
+        # Locked, disk full, server gone, schema not migrated yet: the database, not the data.
         key = fields.get("idempotency_key") or f"recovery-{uuid.uuid4()}"
         fields["idempotency_key"] = key
         recovery.append(fields)
@@ -392,6 +396,9 @@ def recovery_replay() -> recovery.ReplayReport:
 
 
 # --- API keys ------------------------------------------------------------------------------
+
+# `last_used_at` is kept to this resolution, so operators can spot unused keys cheaply.
+API_KEY_USE_RESOLUTION = timedelta(hours=1)
 
 
 def _hash_key(raw_key: str) -> str:
@@ -417,6 +424,15 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     key = ApiKey.objects.filter(prefix=parts[1], revoked_at__isnull=True).first()
     if key is None or not secrets.compare_digest(key.key_hash, _hash_key(raw_key)):
         return None
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > API_KEY_USE_RESOLUTION:
+        # At most one write per key per interval, and best effort: a busy database must not
+        # turn a valid key away (the exchange itself may still go to the recovery log).
+        try:
+            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+            key.last_used_at = now
+        except DatabaseError:
+            logger.info("could not record the use of API key %s", key.prefix)
     return key
 
 

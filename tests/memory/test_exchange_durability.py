@@ -311,3 +311,18 @@ def test_acknowledged_exchange_is_there_for_a_new_process(api):
         check=True,
     )
     assert done.stdout.strip().splitlines()[-1] == "2"
+
+
+def test_a_read_the_database_refuses_gets_503_with_retry_after(api, monkeypatch):
+    session_id = uuid.uuid4()
+    services.exchange_record(session_id=session_id, user_message="Hi", assistant_message="Hello!")
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(ChatMessage.objects, "filter", refuse)
+    response = api.get(f"/api/v1/sessions/{session_id}/messages")
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert response.json()["code"] == "unavailable"

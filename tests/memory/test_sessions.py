@@ -156,3 +156,22 @@ def test_exchange_on_an_expired_session_makes_it_active_again():
     services.exchange_record(session_id=session.id, user_message="Hi", assistant_message="Hello!")
 
     assert Session.objects.get(id=session.id).status == "active"
+
+
+def test_api_key_use_is_recorded_at_most_hourly():
+    key, raw_key = services.api_key_create(name="bot")
+
+    assert services.api_key_authenticate(raw_key=raw_key) == key
+    first_use = type(key).objects.get(pk=key.pk).last_used_at
+    services.api_key_authenticate(raw_key=raw_key)
+
+    assert first_use is not None
+    assert type(key).objects.get(pk=key.pk).last_used_at == first_use
+
+
+def test_revoked_or_tampered_keys_do_not_authenticate():
+    key, raw_key = services.api_key_create(name="bot")
+
+    assert services.api_key_authenticate(raw_key=raw_key[:-1] + "x") is None
+    services.api_key_revoke(key=key)
+    assert services.api_key_authenticate(raw_key=raw_key) is None
