@@ -23,10 +23,10 @@ from memory.schemas import (
     SessionOut,
 )
 
-
 router = Router(tags=["sessions"])
 
-ERRORS = {401: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+# 503: the database is busy or away (reads cannot fall back to the recovery log).
+ERRORS = {401: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut, 503: ErrorOut}
 
 
 class BotKey(HttpBearer):
@@ -109,7 +109,9 @@ def store_exchange(request, session_id: UUID, payload: ExchangeIn):
     narrative = None
     if payload.narrative is not None:
         narrative = services.NarrativeRef(
-            id=payload.narrative.id, mode=payload.narrative.mode, category=payload.narrative.category
+            id=payload.narrative.id,
+            mode=payload.narrative.mode,
+            category=payload.narrative.category,
         )
     result = services.exchange_submit(
         session_id=session_id,

@@ -20,7 +20,8 @@ STOPWORDS = frozenset(
     when why how am is are was were be been being do does did doing done dont doesnt didnt have has
     had having can cant could will wont would shall should may might must im ive id ill youre isnt
     arent wasnt werent not no yes just now please know tell go going get got any some all very
-    really again still oh well okay ok hi hello dear
+    really again still oh well okay ok hi hello dear wheres whos whens hows whys thats theres
+    heres lets youve weve theyre shes hes its whatre
     """.split()
 )
 
@@ -124,12 +125,15 @@ def jaccard(left: str, right: str) -> float:
 def question_type(message: str) -> str:
     """The coarse kind of question, by keyword pattern; `general` when nothing specific matches."""
     text = normalise(message)
+    # Case is kept for spotting names; only the phone's curly apostrophes are straightened.
+    cased = message.replace("\u2019", "'").replace("\u2018", "'")
+    named_person = _NAMED_PERSON.search(cased) is not None
     for qtype, patterns in _COMPILED:
         if any(pattern.search(text) for pattern in patterns):
-            if qtype == QuestionType.LOCATION and _NAMED_PERSON.search(message):
+            if qtype == QuestionType.LOCATION and named_person:
                 return QuestionType.PERSON
             return qtype
-    if _NAMED_PERSON.search(message):
+    if named_person:
         return QuestionType.PERSON
     return QuestionType.GENERAL
 

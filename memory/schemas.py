@@ -5,20 +5,37 @@ from typing import Annotated, Literal
 from uuid import UUID
 
 from ninja import Field, Schema
-from pydantic import AfterValidator
+from ninja.schema import DjangoGetter
+from pydantic import AfterValidator, model_validator
 
 from memory.models import Emotion, NarrativeUsage, Trajectory
 
 MAX_MESSAGE_CHARS = 8000
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty or only whitespace")
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        # PostgreSQL cannot store NUL in text; refuse it on every database alike.
+        raise ValueError("must not contain NUL characters")
     return value
 
 
-MessageText = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(_not_blank)]
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return _no_nul(value)
+
+
+def Text(*, max_length: int, min_length: int = 0):  # noqa: N802 - reads as a type
+    """A short free-text field: bounded length, no NUL characters."""
+    return Annotated[
+        str, Field(min_length=min_length, max_length=max_length), AfterValidator(_no_nul)
+    ]
+
+
+MessageText = Annotated[
+    str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(_not_blank)
+]
 EmotionName = Literal[tuple(Emotion.values)]  # type: ignore[valid-type]
 TrajectoryName = Literal[tuple(Trajectory.values)]  # type: ignore[valid-type]
 NarrativeMode = Literal[tuple(NarrativeUsage.Mode.values)]  # type: ignore[valid-type]
@@ -28,12 +45,32 @@ class ErrorOut(Schema):
     detail: str
     code: str
     field: str | None = None
+    # For invalid input: every problem found, each with its location and message.
+    errors: list[dict] | None = None
 
 
-class SessionIn(Schema):
+class RequestSchema(Schema):
+    """A request body (or part of one) that must be a JSON object.
+
+    Ninja's Schema reads attributes off whatever it is given, so without this check a JSON array,
+    string or null validates as an object with every field missing: all-optional bodies would
+    be accepted.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _must_be_object(cls, data):
+        # Ninja's own validator has already wrapped the input in a DjangoGetter.
+        raw = data._obj if isinstance(data, DjangoGetter) else data
+        if not isinstance(raw, dict):
+            raise ValueError("must be a JSON object")
+        return data
+
+
+class SessionIn(RequestSchema):
     session_id: UUID | None = None
     user_id: UUID | None = None
-    display_name: Annotated[str, Field(max_length=200)] | None = None
+    display_name: Text(max_length=200) | None = None
 
 
 class SessionOut(Schema):
@@ -48,20 +85,20 @@ class SessionOut(Schema):
     escalation_triggered: bool
 
 
-class EmotionIn(Schema):
+class EmotionIn(RequestSchema):
     emotion: EmotionName
     confidence: float = Field(ge=0, le=1)
     distress_score: float = Field(ge=0, le=1)
     trajectory: TrajectoryName
 
 
-class NarrativeIn(Schema):
-    id: Annotated[str, Field(min_length=1, max_length=128)]
+class NarrativeIn(RequestSchema):
+    id: Text(min_length=1, max_length=128)
     mode: NarrativeMode
-    category: Annotated[str, Field(min_length=1, max_length=64)]
+    category: Text(min_length=1, max_length=64)
 
 
-class QueryIn(Schema):
+class QueryIn(RequestSchema):
     message: MessageText
     # Optional: the bot's own reading of this message; without it the built-in reader is used.
     emotion: EmotionIn | None = None
@@ -94,12 +131,12 @@ class QueryOut(Schema):
     display_name: str
 
 
-class ExchangeIn(Schema):
+class ExchangeIn(RequestSchema):
     user_message: MessageText
     assistant_message: MessageText
-    idempotency_key: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    idempotency_key: Text(min_length=1, max_length=128) | None = None
     emotion: EmotionIn | None = None
-    intent: Annotated[str, Field(max_length=64)] | None = None
+    intent: Text(max_length=64) | None = None
     narrative: NarrativeIn | None = None
     processing_time_ms: Annotated[int, Field(ge=0, le=3_600_000)] | None = None
     escalation: bool = False

@@ -96,14 +96,17 @@ def session_resolve(
     """
     at = at or timezone.now()
     with transaction.atomic():
+        session = None
+        if session_id is not None:
+            session = Session.objects.select_for_update().filter(id=session_id).first()
         person = None
+        if user_id is None and display_name and session is not None and session.person_id:
+            # A new name for the person this session already belongs to.
+            user_id = session.person_id
         if user_id is not None or display_name:
             person = _person_get_or_create(
                 person_id=user_id or uuid.uuid4(), display_name=display_name, at=at
             )
-        session = None
-        if session_id is not None:
-            session = Session.objects.select_for_update().filter(id=session_id).first()
         if session is None:
             try:
                 with transaction.atomic():
