@@ -123,7 +123,13 @@ def session_resolve(
 
         if person is not None and session.person_id not in (None, person.id):
             raise Conflict("This session belongs to another person.", field="user_id")
-        session.person = session.person or person
+        if session.person_id is None and person is not None:
+            session.person = person
+            # The anonymous part of the session becomes part of this person's history.
+            for model in (ChatMessage, DetectedEmotion, RepetitionRecord, NarrativeUsage):
+                model.objects.filter(session_id=session.id, person__isnull=True).update(
+                    person=person
+                )
         session.last_activity_at = max(session.last_activity_at, at)
         session.status = Session.Status.ACTIVE
         session.ended_at = None

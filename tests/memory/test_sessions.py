@@ -51,6 +51,19 @@ def test_resolve_links_an_anonymous_session_to_a_person_later():
     assert resumed.person_id == user_id
 
 
+def test_linking_a_person_brings_the_earlier_anonymous_messages_along():
+    session, _ = services.session_resolve()
+    services.exchange_record(session_id=session.id, user_message="Hi", assistant_message="Hello!")
+    user_id = uuid.uuid4()
+
+    services.session_resolve(session_id=session.id, user_id=user_id)
+
+    person = Person.objects.get(id=user_id)
+    assert person.messages.count() == 2
+    assert person.emotions.count() == 1
+    assert person.repetitions.count() == 1
+
+
 def test_resolve_refuses_to_move_a_session_to_another_person():
     session, _ = services.session_resolve(user_id=uuid.uuid4())
 

@@ -1,0 +1,47 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from memory import demo
+
+
+def _at_least_one(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError(value)
+    return number
+
+
+class Command(BaseCommand):
+    help = (
+        "Load demo people and weeks of conversations with Clara, through the same services as "
+        "the bot API. Only into an empty database: the same seed always gives the same data."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+        parser.add_argument(
+            "--people", type=_at_least_one, default=4, help="how many people (default 4)"
+        )
+        parser.add_argument(
+            "--days", type=_at_least_one, default=28, help="days of history (default 28)"
+        )
+        parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="do nothing (and succeed) when the database already has people or sessions",
+        )
+
+    def handle(self, *args, seed: int, people: int, days: int, if_empty: bool, **options):
+        if not demo.database_is_empty():
+            if if_empty:
+                self.stdout.write("The database already has data: demo not loaded.")
+                return
+            raise CommandError(
+                "The database already has people or sessions; the demo loads only into an empty "
+                "one. Use --if-empty to skip quietly."
+            )
+        plan = demo.build_plan(seed=seed, people=people, days=days)
+        demo.load(plan)
+        self.stdout.write(
+            f"Loaded demo data (seed {seed}, {days} days): {len(plan.people)} people, "
+            f"{len(plan.sessions)} sessions, {plan.message_count} messages."
+        )
