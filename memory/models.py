@@ -272,6 +272,53 @@ class NarrativeUsage(models.Model):
         return f"{self.narrative_id} ({self.mode})"
 
 
+class Narrative(models.Model):
+    """A short story or grounding text Clara can lean on: the team's library, or one about the person.
+
+    Person-specific narratives are written by caregivers about the person's own life; the
+    library's (person is null) are for everyone.
+    """
+
+    class Category(models.TextChoices):
+        CALMING_STORY = "calming_story"
+        GROUNDING = "grounding"
+        MEMORY_LOOP = "memory_loop"
+        REMINISCENCE = "reminiscence"
+        GENTLE_REDIRECT = "gentle_redirect"
+
+    class Length(models.TextChoices):
+        SHORT = "short"
+        MEDIUM = "medium"
+        LONG = "long"
+
+    id = models.SlugField(max_length=128, primary_key=True)
+    title = models.CharField(max_length=200)
+    category = models.CharField(max_length=32, choices=Category.choices)
+    # Emotions this narrative is meant to meet (values of Emotion).
+    target_emotions = models.JSONField(default=list, blank=True)
+    # Question types it answers well (values of QuestionType); empty means any.
+    question_types = models.JSONField(default=list, blank=True)
+    theme_tags = models.JSONField(default=list, blank=True)
+    length = models.CharField(max_length=8, choices=Length.choices, default=Length.SHORT)
+    text = models.TextField()
+    active = models.BooleanField(default=True)
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.CASCADE, related_name="own_narratives"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "narratives"
+        indexes = [
+            # Candidates each turn: the active library plus the person's own.
+            models.Index(fields=["active", "person"], name="idx_narratives_active_person"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
 class ApiKey(models.Model):
     """A bot client's key. Only a prefix (for lookup) and a SHA-256 of the whole key are stored."""
 
