@@ -7,6 +7,7 @@ Every changelist selects its related rows up front, so a page costs the same few
 however many rows it shows.
 """
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
 from django.forms.models import BaseInlineFormSet
@@ -19,8 +20,11 @@ from memory.models import (
     ApiKey,
     ChatMessage,
     DetectedEmotion,
+    Emotion,
+    Narrative,
     NarrativeUsage,
     Person,
+    QuestionType,
     RepetitionRecord,
     Session,
 )
@@ -402,3 +406,89 @@ class ApiKeyAdmin(admin.ModelAdmin):
         for key in keys:
             services.api_key_revoke(key=key)
         self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
+
+
+# --- Narrative library --------------------------------------------------------------------------
+
+
+class NarrativeForm(forms.ModelForm):
+    """Keeps the JSON lists to known values, so ranking never meets a misspelt emotion."""
+
+    class Meta:
+        model = Narrative
+        fields = (
+            "id",
+            "title",
+            "category",
+            "length",
+            "text",
+            "target_emotions",
+            "question_types",
+            "theme_tags",
+            "person",
+            "active",
+        )
+
+    @staticmethod
+    def _known(value, allowed, what):
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise forms.ValidationError(f"A list of {what}, e.g. {sorted(allowed)[:2]}.")
+        unknown = sorted(set(value) - set(allowed))
+        if unknown:
+            raise forms.ValidationError(
+                f"Unknown {what}: {', '.join(unknown)}. Use: {', '.join(sorted(allowed))}."
+            )
+        return value
+
+    def clean_target_emotions(self):
+        return self._known(self.cleaned_data["target_emotions"], Emotion.values, "emotions")
+
+    def clean_question_types(self):
+        return self._known(
+            self.cleaned_data["question_types"], QuestionType.values, "question types"
+        )
+
+    def clean_theme_tags(self):
+        tags = self.cleaned_data["theme_tags"]
+        if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            raise forms.ValidationError('A list of lowercase words, e.g. ["garden", "tea"].')
+        return [tag.strip().lower() for tag in tags if tag.strip()]
+
+
+@admin.register(Narrative)
+class NarrativeAdmin(admin.ModelAdmin):
+    """The team's story library and caregivers' stories about a person; operators edit both.
+
+    Deactivate a narrative rather than delete it: usage history keeps pointing at its id.
+    """
+
+    form = NarrativeForm
+    list_display = ("id", "title", "category", "length", "active", "person_link", "updated_at")
+    list_select_related = ("person",)
+    list_editable = ("active",)
+    list_filter = ("category", "length", "active", ("person", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("id", "title", "text")
+    ordering = ("category", "id")
+    raw_id_fields = ("person",)
+    fields = (
+        "id",
+        "title",
+        "category",
+        "length",
+        "text",
+        "target_emotions",
+        "question_types",
+        "theme_tags",
+        "person",
+        "active",
+        "created_at",
+        "updated_at",
+    )
+
+    def get_readonly_fields(self, request, obj=None):
+        # The id is the primary key: changing it would save a second narrative, not rename one.
+        return ("created_at", "updated_at") + (("id",) if obj is not None else ())
+
+    @admin.display(description="person", ordering="person__display_name")
+    def person_link(self, obj):
+        return _change_link(obj.person)
