@@ -100,6 +100,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Tests use a file (not :memory:) so that threads and processes share one database; one
     # file per test run, so two runs on one machine don't delete each other's database.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-clara-{os.getpid()}.sqlite3")}
+else:
+    # Likewise one test database per run on PostgreSQL.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -10,6 +10,7 @@ from memory import selectors, services
 from memory.emotion import EmotionReading
 from memory.models import Session
 from memory.schemas import (
+    ContextOut,
     EmotionIn,
     ErrorOut,
     ExchangeIn,
@@ -93,6 +94,48 @@ def query_memory(request, session_id: UUID, payload: QueryIn):
         "used_narrative_ids": result.used_narrative_ids,
         "caregiver_context": result.caregiver_context,
         "display_name": result.display_name,
+    }
+
+
+@router.post("/sessions/{session_id}/context", response={200: ContextOut, **ERRORS})
+def build_context(request, session_id: UUID, payload: QueryIn):
+    """What the companion's LLM sees this turn, built by the dementia-safe rules. Stores nothing.
+
+    `system_prompt` and `messages` go to the LLM as they are: they hold only this session's
+    conversation and never reveal repetition. `analysis` is for the bot's own logic and must
+    not be put in the prompt. Store the exchange afterwards with the narrative and escalation.
+    """
+    result = selectors.context_build(
+        session_id=session_id, message=payload.message, emotion=_reading(payload.emotion)
+    )
+    query, reading = result.query, result.query.current_emotion
+    narrative = None
+    if result.narrative is not None:
+        narrative = {
+            "id": result.narrative.id,
+            "mode": "seed",
+            "text": result.narrative.text,
+            "category": result.narrative.category,
+            "theme_tags": result.narrative.theme_tags,
+        }
+    return {
+        "system_prompt": result.rendered.system_prompt,
+        "messages": result.rendered.messages,
+        "max_tokens": result.rendered.max_tokens,
+        "narrative": narrative,
+        "analysis": {
+            "is_repeat": query.is_repeat,
+            "repeat_count": query.repeat_count,
+            "question_type": query.question_type,
+            "cross_session_repeat_count": query.cross_session_repeat_count,
+            "emotion": reading.emotion,
+            "distress_score": reading.distress_score,
+            "trajectory": reading.trajectory,
+            "window_size": query.window_size,
+            "escalate": result.escalation.escalate,
+            "escalation_reason": result.escalation.reason,
+            "chronic_repetition_pattern": result.chronic_repetition_pattern,
+        },
     }
 
 

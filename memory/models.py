@@ -87,6 +87,8 @@ class Session(models.Model):
         max_length=16, choices=Emotion.choices, null=True, blank=True
     )
     escalation_triggered = models.BooleanField(default=False)
+    # Set once the person asked one thing five or more times: for caregivers, never the prompt.
+    chronic_repetition_pattern = models.BooleanField(default=False)
     session_summary = models.JSONField(null=True, blank=True)
 
     class Meta:

@@ -10,18 +10,18 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.utils import timezone
 
+from memory import context, narratives, repetition, storage
 from memory import emotion as emotion_reader
-from memory import repetition
+from memory import escalation as escalation_detector
 from memory.emotion import EmotionReading
 from memory.errors import NotFound
 from memory.models import (
     ChatMessage,
-    DetectedEmotion,
-    NarrativeUsage,
+    Narrative,
     QuestionType,
-    RepetitionRecord,
     Session,
 )
 
@@ -53,8 +53,19 @@ class EmotionRecord:
 
 
 @dataclass(frozen=True)
+class SessionInfo:
+    """The few columns of a session (and its person) the per-turn path needs."""
+
+    id: uuid.UUID
+    person_id: uuid.UUID | None
+    message_count: int
+    display_name: str
+    caregiver_context: dict
+
+
+@dataclass(frozen=True)
 class MemoryQueryResult:
-    session: Session
+    session: SessionInfo
     is_repeat: bool
     repeat_count: int
     question_type: str
@@ -87,8 +98,23 @@ def window_size_for(*, message_count: int, repeat_count: int, distress: float) -
     return WINDOW_NORMAL
 
 
+def _session_info(cursor, session_id: uuid.UUID, db_session_id) -> SessionInfo:
+    cursor.execute(storage.SESSION_WITH_PERSON, [db_session_id])
+    row = cursor.fetchone()
+    if row is None:
+        raise NotFound("No session with this id.", field="session_id")
+    person_id, message_count, display_name, caregiver_context = row
+    return SessionInfo(
+        id=session_id,
+        person_id=storage.from_db_uuid(person_id),
+        message_count=message_count,
+        display_name=display_name or "",
+        caregiver_context=storage.from_db_json(caregiver_context),
+    )
+
+
 def cross_session_repeat_count(
-    *, session: Session, fingerprint: str, question_type: str, now: datetime
+    *, cursor, session: SessionInfo, fingerprint: str, question_type: str, now: datetime
 ) -> int:
     """How often the person asked this in their *other* sessions of the last 7 days (analytics only).
 
@@ -97,14 +123,17 @@ def cross_session_repeat_count(
     """
     if session.person_id is None:
         return 0
-    records = RepetitionRecord.objects.filter(
-        person_id=session.person_id, timestamp__gte=now - timedelta(days=CROSS_SESSION_DAYS)
-    ).exclude(session_id=session.id)
     if question_type != QuestionType.GENERAL:
-        return records.filter(question_type=question_type).count()
-    if not fingerprint:
+        sql, match = storage.PERSON_REPEATS_BY_TYPE, question_type
+    elif fingerprint:
+        sql, match = storage.PERSON_REPEATS_BY_FINGERPRINT, fingerprint
+    else:
         return 0
-    return records.filter(fingerprint=fingerprint).count()
+    since = storage.db_datetime(now - timedelta(days=CROSS_SESSION_DAYS))
+    cursor.execute(
+        sql, [storage.db_uuid(session.person_id), match, since, storage.db_uuid(session.id)]
+    )
+    return cursor.fetchone()[0]
 
 
 def memory_query(
@@ -120,68 +149,60 @@ def memory_query(
     last 10 emotion records, the narratives already used this session, and caregiver context.
     """
     now = now or timezone.now()
-    session = session_get(session_id=session_id)
-
     fingerprint = repetition.fingerprint(message)
     question_type = repetition.question_type(message)
-    earlier = RepetitionRecord.objects.filter(session_id=session.id).values_list(
-        "fingerprint", "question_type"
-    )
-    repeat_count = repetition.count_repeats(
-        fingerprint_=fingerprint, question_type_=question_type, earlier=earlier
-    )
+    db_session_id = storage.db_uuid(session_id)
+    with connection.cursor() as cursor:
+        session = _session_info(cursor, session_id, db_session_id)
 
-    emotion_rows = list(
-        DetectedEmotion.objects.filter(session_id=session.id)
-        .order_by("-timestamp")
-        .values_list("emotion", "confidence", "distress_score", "trajectory", "timestamp")[
-            :EMOTION_HISTORY
+        cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
+        repeat_count = repetition.count_repeats(
+            fingerprint_=fingerprint, question_type_=question_type, earlier=cursor.fetchall()
+        )
+
+        cursor.execute(storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY])
+        history = [
+            EmotionRecord(emotion, confidence, distress, trajectory, storage.from_db_datetime(at))
+            for emotion, confidence, distress, trajectory, at in reversed(cursor.fetchall())
         ]
-    )
-    emotion_rows.reverse()
-    history = [EmotionRecord(*row) for row in emotion_rows]
-    if emotion is None:
-        emotion = emotion_reader.analyse(
-            message, recent_distress=[record.distress_score for record in history]
-        )
+        if emotion is None:
+            emotion = emotion_reader.analyse(
+                message, recent_distress=[record.distress_score for record in history]
+            )
 
-    size = window_size_for(
-        message_count=session.message_count,
-        repeat_count=repeat_count,
-        distress=emotion.distress_score,
-    )
-    window_rows = (
-        list(
-            ChatMessage.objects.filter(session_id=session.id)
-            .order_by("-sequence_number")
-            .values_list("role", "content", "sequence_number")[:size]
+        size = window_size_for(
+            message_count=session.message_count,
+            repeat_count=repeat_count,
+            distress=emotion.distress_score,
         )
-        if size
-        else []
-    )
-    window_rows.reverse()
+        window: list[WindowMessage] = []
+        if size:
+            cursor.execute(storage.SESSION_WINDOW, [db_session_id, size])
+            window = [WindowMessage(*row) for row in reversed(cursor.fetchall())]
 
-    used_narratives = list(
-        NarrativeUsage.objects.filter(session_id=session.id)
-        .order_by("timestamp")
-        .values_list("narrative_id", flat=True)
-    )
-    person = session.person
+        cursor.execute(storage.SESSION_NARRATIVES, [db_session_id])
+        used_narratives = list(dict.fromkeys(row[0] for row in cursor.fetchall()))
+
+        cross_count = cross_session_repeat_count(
+            cursor=cursor,
+            session=session,
+            fingerprint=fingerprint,
+            question_type=question_type,
+            now=now,
+        )
     return MemoryQueryResult(
         session=session,
         is_repeat=repeat_count > 0,
         repeat_count=repeat_count,
         question_type=question_type,
-        cross_session_repeat_count=cross_session_repeat_count(
-            session=session, fingerprint=fingerprint, question_type=question_type, now=now
-        ),
+        cross_session_repeat_count=cross_count,
         window_size=size,
-        conversation_window=[WindowMessage(*row) for row in window_rows],
+        conversation_window=window,
         emotion_history=history,
-        used_narrative_ids=list(dict.fromkeys(used_narratives)),
+        used_narrative_ids=used_narratives,
         current_emotion=emotion,
-        caregiver_context=dict(person.caregiver_context) if person else {},
-        display_name=person.display_name if person else "",
+        caregiver_context=session.caregiver_context,
+        display_name=session.display_name,
     )
 
 
@@ -193,3 +214,105 @@ def messages_list(*, session_id: uuid.UUID, limit: int = 50) -> list[ChatMessage
     )
     rows.reverse()
     return rows
+
+
+# --- Context assembly ------------------------------------------------------------------------
+
+# Anchors are looked for in this many of the session's latest messages.
+ANCHOR_MESSAGES = 40
+# A story is offered when the person repeats a question or is upset; a first, calm question
+# gets Clara's own answer.
+NARRATIVE_DISTRESS = 0.5
+_UPSET = {"anxious", "fearful", "lonely", "sad"}
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    rendered: context.RenderedContext
+    query: MemoryQueryResult
+    narrative: Narrative | None
+    escalation: escalation_detector.Escalation
+
+    @property
+    def chronic_repetition_pattern(self) -> bool:
+        return self.query.repeat_count >= context.CHRONIC_AT
+
+
+def _wants_narrative(query: MemoryQueryResult) -> bool:
+    reading = query.current_emotion
+    return (
+        query.repeat_count > 0
+        or reading.distress_score >= NARRATIVE_DISTRESS
+        or reading.emotion in _UPSET
+    )
+
+
+def _told_themes(narrative_ids: list[str]) -> list[str]:
+    if not narrative_ids:
+        return []
+    tags_by_id = dict(
+        Narrative.objects.filter(id__in=narrative_ids).values_list("id", "theme_tags")
+    )
+    themes: dict[str, None] = {}
+    for narrative_id in narrative_ids:
+        for tag in tags_by_id.get(narrative_id) or []:
+            themes.setdefault(tag, None)
+    return list(themes)
+
+
+def context_build(
+    *,
+    session_id: uuid.UUID,
+    message: str,
+    emotion: EmotionReading | None = None,
+    now: datetime | None = None,
+) -> ContextResult:
+    """What the companion's LLM sees this turn, built by the dementia-safe rules. Stores nothing."""
+    query = memory_query(session_id=session_id, message=message, emotion=emotion, now=now)
+    session = query.session
+    reading = query.current_emotion
+    caregiver = query.caregiver_context
+    avoid = [str(topic) for topic in caregiver.get("avoidTopics") or []]
+    known = [str(topic) for topic in caregiver.get("knownTopics") or []]
+    name = str(caregiver.get("preferredName") or query.display_name or "")
+
+    flagged = escalation_detector.detect(
+        message, emotion=reading.emotion, distress=reading.distress_score
+    )
+    chosen = None
+    if _wants_narrative(query):
+        chosen = narratives.narrative_choose(
+            person_id=session.person_id,
+            session_id=session.id,
+            question_type=query.question_type,
+            emotion=reading.emotion,
+            distress=reading.distress_score,
+            repeat_count=query.repeat_count,
+            avoid_topics=avoid,
+            now=now,
+        )
+    recent_texts = list(
+        ChatMessage.objects.filter(session_id=session.id)
+        .order_by("-sequence_number")
+        .values_list("content", flat=True)[:ANCHOR_MESSAGES]
+    )[::-1]
+    feelings = [
+        context.Feeling(record.emotion, record.distress_score, record.trajectory)
+        for record in query.emotion_history
+    ] + [context.Feeling(reading.emotion, reading.distress_score, reading.trajectory)]
+    inputs = context.ContextInputs(
+        name=name,
+        message=message,
+        window=[context.Turn(m.role, m.content) for m in query.conversation_window],
+        repeat_count=query.repeat_count,
+        feelings=feelings,
+        narrative=context.NarrativeSeed(chosen.text, tuple(chosen.theme_tags)) if chosen else None,
+        told_themes=_told_themes(query.used_narrative_ids),
+        anchors=context.find_anchors([*recent_texts, message]),
+        known_topics=known,
+        avoid_topics=avoid,
+        escalate=flagged.escalate,
+    )
+    return ContextResult(
+        rendered=context.render(inputs), query=query, narrative=chosen, escalation=flagged
+    )

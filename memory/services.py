@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, DataError, IntegrityError, transaction
+from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory import emotion as emotion_reader
-from memory import recovery, repetition
+from memory import escalation as escalation_detector
+from memory import recovery, repetition, storage
+from memory.context import CHRONIC_AT as CHRONIC_REPEATS
 from memory.emotion import EmotionReading
 from memory.errors import Conflict, Invalid, NotFound
 from memory.models import (
@@ -209,37 +211,43 @@ def sessions_expire_idle(*, now: datetime | None = None) -> int:
 
 
 def _stored_exchange_for_key(
-    *, session_id: uuid.UUID, idempotency_key: str, user_message: str
+    cursor, *, db_session_id, idempotency_key: str, user_message: str
 ) -> StoredExchange | None:
-    user_row = (
-        ChatMessage.objects.filter(session_id=session_id, idempotency_key=idempotency_key)
-        .values_list("id", "sequence_number", "content")
-        .first()
-    )
-    if user_row is None:
+    cursor.execute(storage.MESSAGE_BY_KEY, [db_session_id, idempotency_key])
+    row = cursor.fetchone()
+    if row is None:
         return None
-    user_id, user_seq, content = user_row
+    user_id, user_seq, content = row
     if content != user_message:
         raise Conflict(
             "This idempotency_key was already used for a different exchange.",
             field="idempotency_key",
         )
-    assistant_id = ChatMessage.objects.values_list("id", flat=True).get(
-        session_id=session_id, sequence_number=user_seq + 1
+    cursor.execute(storage.MESSAGE_ID_AT, [db_session_id, user_seq + 1])
+    (assistant_id,) = cursor.fetchone()
+    return StoredExchange(
+        storage.from_db_uuid(user_id),
+        user_seq,
+        storage.from_db_uuid(assistant_id),
+        user_seq + 1,
+        created=False,
     )
-    return StoredExchange(user_id, user_seq, assistant_id, user_seq + 1, created=False)
 
 
-def _lock_or_create_session(*, session_id: uuid.UUID, at: datetime) -> Session:
-    """The session row, locked for this transaction; created on the fly if unknown (flow step 1)."""
-    session = Session.objects.select_for_update().filter(id=session_id).first()
-    if session is not None:
-        return session
-    try:
-        with transaction.atomic():
-            return Session.objects.create(id=session_id, created_at=at, last_activity_at=at)
-    except IntegrityError:
-        return Session.objects.select_for_update().get(id=session_id)
+def _session_for_write(cursor, *, session_id: uuid.UUID, db_session_id, at: datetime) -> tuple:
+    """The session's row, locked for this transaction; created on the fly if unknown (flow step 1)."""
+    sql = storage.session_for_write_sql()
+    cursor.execute(sql, [db_session_id])
+    row = cursor.fetchone()
+    if row is None:
+        try:
+            with transaction.atomic():
+                Session.objects.create(id=session_id, created_at=at, last_activity_at=at)
+        except IntegrityError:
+            pass  # created by a concurrent writer; lock theirs
+        cursor.execute(sql, [db_session_id])
+        row = cursor.fetchone()
+    return row
 
 
 def exchange_record(
@@ -261,117 +269,98 @@ def exchange_record(
     record, the narrative usage, and the session and person updates commit together or not at
     all. The session row is locked first, so concurrent writers to one session queue up and the
     sequence numbers stay unique and gapless. A retried `idempotency_key` returns the original.
+    An escalation is recorded when the bot flags one or the built-in detector finds one.
     """
     at = at or timezone.now()
     if not user_message.strip():
         raise Invalid("user_message must not be empty.", field="user_message")
     if not assistant_message.strip():
         raise Invalid("assistant_message must not be empty.", field="assistant_message")
-    if idempotency_key is not None:
-        stored = _stored_exchange_for_key(
-            session_id=session_id, idempotency_key=idempotency_key, user_message=user_message
-        )
-        if stored is not None:
-            return stored
-
     fingerprint = repetition.fingerprint(user_message)
     question_type = repetition.question_type(user_message)
+    db_session_id = storage.db_uuid(session_id)
+    db_at = storage.db_datetime(at)
 
-    with transaction.atomic():
-        session = _lock_or_create_session(session_id=session_id, at=at)
+    with transaction.atomic(), connection.cursor() as cursor:
+        person_id, message_count, _status, last_activity, escalated, chronic = _session_for_write(
+            cursor, session_id=session_id, db_session_id=db_session_id, at=at
+        )
         if idempotency_key is not None:
-            # Checked again under the lock: a concurrent retry may have stored it meanwhile.
             stored = _stored_exchange_for_key(
-                session_id=session_id, idempotency_key=idempotency_key, user_message=user_message
+                cursor,
+                db_session_id=db_session_id,
+                idempotency_key=idempotency_key,
+                user_message=user_message,
             )
             if stored is not None:
                 return stored
 
-        earlier = list(
-            RepetitionRecord.objects.filter(session_id=session_id)
-            .order_by("timestamp")
-            .values_list("fingerprint", "question_type")
-        )
+        cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
         repeat_count = repetition.count_repeats(
-            fingerprint_=fingerprint, question_type_=question_type, earlier=earlier
+            fingerprint_=fingerprint, question_type_=question_type, earlier=cursor.fetchall()
         )
         if emotion is None:
-            recent = list(
-                DetectedEmotion.objects.filter(session_id=session_id)
-                .order_by("-timestamp")
-                .values_list("distress_score", flat=True)[:3]
-            )
-            emotion = emotion_reader.analyse(user_message, recent_distress=recent[::-1])
+            cursor.execute(storage.SESSION_RECENT_DISTRESS, [db_session_id, 3])
+            recent = [row[0] for row in cursor.fetchall()][::-1]
+            emotion = emotion_reader.analyse(user_message, recent_distress=recent)
+        escalation = (
+            escalation
+            or escalation_detector.detect(
+                user_message, emotion=emotion.emotion, distress=emotion.distress_score
+            ).escalate
+        )
 
-        person_id = session.person_id
-        sequence = session.message_count + 1
-        user_row = ChatMessage(
-            session_id=session_id,
-            person_id=person_id,
-            role=ChatMessage.Role.USER,
-            content=user_message,
-            timestamp=at,
-            sequence_number=sequence,
-            idempotency_key=idempotency_key,
-        )
-        assistant_row = ChatMessage(
-            session_id=session_id,
-            person_id=person_id,
-            role=ChatMessage.Role.ASSISTANT,
-            content=assistant_message,
-            timestamp=at,
-            sequence_number=sequence + 1,
-            intent=intent,
-            narrative_id=narrative.id if narrative else None,
-            processing_time_ms=processing_time_ms,
-        )
-        ChatMessage.objects.bulk_create([user_row, assistant_row])
-        DetectedEmotion.objects.create(
-            message=user_row,
-            session_id=session_id,
-            person_id=person_id,
-            emotion=emotion.emotion,
-            confidence=emotion.confidence,
-            distress_score=emotion.distress_score,
-            trajectory=emotion.trajectory,
-            timestamp=at,
-        )
-        RepetitionRecord.objects.create(
-            session_id=session_id,
-            person_id=person_id,
-            message=user_row,
-            fingerprint=fingerprint,
-            original_message=user_message,
-            question_type=question_type,
-            repeat_count=repeat_count,
-            timestamp=at,
-            response_given=assistant_message,
-        )
+        db_person_id = person_id  # already in the database's own form
+        sequence = message_count + 1
+        user_id, assistant_id = uuid.uuid4(), uuid.uuid4()
+        db_user_id, db_assistant_id = storage.db_uuid(user_id), storage.db_uuid(assistant_id)
+        cursor.execute(
+            storage.INSERT_MESSAGES,
+            [
+                db_user_id, db_session_id, db_person_id, user_message, db_at, sequence,
+                idempotency_key,
+                db_assistant_id, db_session_id, db_person_id, assistant_message, db_at,
+                sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
+            ],
+        )  # fmt: skip
+        cursor.execute(
+            storage.INSERT_EMOTION,
+            [
+                storage.db_uuid(uuid.uuid4()), db_user_id, db_session_id, db_person_id,
+                emotion.emotion, emotion.confidence, emotion.distress_score, emotion.trajectory,
+                db_at,
+            ],
+        )  # fmt: skip
+        cursor.execute(
+            storage.INSERT_REPETITION,
+            [
+                storage.db_uuid(uuid.uuid4()), db_session_id, db_person_id, db_user_id,
+                fingerprint, user_message, question_type, repeat_count, db_at, assistant_message,
+            ],
+        )  # fmt: skip
         if narrative is not None:
-            NarrativeUsage.objects.create(
-                narrative_id=narrative.id,
-                session_id=session_id,
-                person_id=person_id,
-                message=assistant_row,
-                mode=narrative.mode,
-                category=narrative.category,
-                emotion_at_usage=emotion.emotion,
-                timestamp=at,
-            )
-
-        session.message_count = sequence + 1
-        session.last_activity_at = max(session.last_activity_at, at)
-        session.escalation_triggered = session.escalation_triggered or escalation
-        update_fields = ["message_count", "last_activity_at", "escalation_triggered"]
-        if session.status != Session.Status.ACTIVE:
-            # The person is talking again: the session is live, its old summary is stale.
-            session.status, session.ended_at = Session.Status.ACTIVE, None
-            update_fields += ["status", "ended_at"]
-        session.save(update_fields=update_fields)
+            cursor.execute(
+                storage.INSERT_NARRATIVE_USAGE,
+                [
+                    storage.db_uuid(uuid.uuid4()), narrative.id, db_session_id, db_person_id,
+                    db_assistant_id, narrative.mode, narrative.category, emotion.emotion, db_at,
+                ],
+            )  # fmt: skip
+        # A session talked in again is active again: the person is back.
+        cursor.execute(
+            storage.UPDATE_SESSION,
+            [
+                sequence + 1,
+                storage.db_datetime(max(storage.from_db_datetime(last_activity), at)),
+                bool(escalated) or escalation,
+                bool(chronic) or repeat_count >= CHRONIC_REPEATS,
+                db_session_id,
+            ],
+        )
         if person_id is not None:
-            Person.objects.filter(id=person_id, last_active_at__lt=at).update(last_active_at=at)
+            cursor.execute(storage.TOUCH_PERSON, [db_at, db_person_id, db_at])
 
-    return StoredExchange(user_row.id, sequence, assistant_row.id, sequence + 1, created=True)
+    return StoredExchange(user_id, sequence, assistant_id, sequence + 1, created=True)
 
 
 def exchange_submit(**fields) -> StoredExchange | PendingExchange:

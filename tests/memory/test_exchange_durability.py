@@ -127,20 +127,41 @@ def test_concurrent_first_exchanges_create_the_session_once():
     assert Session.objects.get(id=session_id).message_count == 10
 
 
-def _fail_on_repetition_insert(monkeypatch):
-    """Make the 4th insert of the exchange transaction fail, as a full disk would."""
+class DiskFailure:
+    """Once started, makes the 4th statement of an exchange transaction fail, as a full disk would.
 
-    def refuse(*args, **kwargs):
-        raise OperationalError("disk I/O error")
+    Installed with Django's execute_wrapper on the real connection, so everything before the
+    failing statement really ran and has to be rolled back.
+    """
 
-    monkeypatch.setattr(RepetitionRecord.objects, "create", refuse)
+    def __init__(self):
+        self.active = False
+
+    def __call__(self, execute, sql, params, many, context):
+        if self.active and sql.lstrip().startswith("INSERT INTO repetition_tracking"):
+            raise OperationalError("disk I/O error")
+        return execute(sql, params, many, context)
+
+    def start(self):
+        self.active = True
+
+    def stop(self):
+        self.active = False
 
 
-def test_failed_write_stores_nothing_and_answers_202(api, monkeypatch):
+@pytest.fixture
+def disk_failure():
+    failure = DiskFailure()
+    connection.execute_wrappers.append(failure)
+    yield failure
+    connection.execute_wrappers.remove(failure)
+
+
+def test_failed_write_stores_nothing_and_answers_202(api, disk_failure):
     session_id = uuid.uuid4()
     services.exchange_record(session_id=session_id, user_message="Hi", assistant_message="Hello!")
     before = _counts()
-    _fail_on_repetition_insert(monkeypatch)
+    disk_failure.start()
 
     response = api.post(
         f"/api/v1/sessions/{session_id}/exchanges",
@@ -154,9 +175,9 @@ def test_failed_write_stores_nothing_and_answers_202(api, monkeypatch):
     assert recovery.pending_count() == 1
 
 
-def test_replay_stores_a_logged_exchange_once(api, monkeypatch):
+def test_replay_stores_a_logged_exchange_once(api, disk_failure):
     session_id = uuid.uuid4()
-    _fail_on_repetition_insert(monkeypatch)
+    disk_failure.start()
     body = {
         "user_message": "When is Tom coming?",
         "assistant_message": "Tom loves visiting you.",
@@ -171,7 +192,7 @@ def test_replay_stores_a_logged_exchange_once(api, monkeypatch):
         "intent": "reassure",
     }
     assert api.post(f"/api/v1/sessions/{session_id}/exchanges", body).status_code == 202
-    monkeypatch.undo()
+    disk_failure.stop()
 
     call_command("replay_recovery_log")
     call_command("replay_recovery_log")
@@ -191,16 +212,16 @@ def test_replay_stores_a_logged_exchange_once(api, monkeypatch):
     assert retry.json()["user_message"]["message_id"] == str(messages[0].id)
 
 
-def test_replay_skips_an_exchange_a_client_retry_already_stored(api, monkeypatch):
+def test_replay_skips_an_exchange_a_client_retry_already_stored(api, disk_failure):
     session_id = uuid.uuid4()
     body = {
         "user_message": "What day is it?",
         "assistant_message": "It's a lovely Sunday.",
         "idempotency_key": "k-1",
     }
-    _fail_on_repetition_insert(monkeypatch)
+    disk_failure.start()
     assert api.post(f"/api/v1/sessions/{session_id}/exchanges", body).status_code == 202
-    monkeypatch.undo()
+    disk_failure.stop()
     assert api.post(f"/api/v1/sessions/{session_id}/exchanges", body).status_code == 201
 
     report = services.recovery_replay()
@@ -209,9 +230,9 @@ def test_replay_skips_an_exchange_a_client_retry_already_stored(api, monkeypatch
     assert ChatMessage.objects.filter(session_id=session_id).count() == 2
 
 
-def test_replay_keeps_entries_the_database_still_refuses(monkeypatch):
+def test_replay_keeps_entries_the_database_still_refuses(disk_failure):
     session_id = uuid.uuid4()
-    _fail_on_repetition_insert(monkeypatch)
+    disk_failure.start()
     services.exchange_submit(session_id=session_id, user_message="a", assistant_message="b")
 
     report = services.recovery_replay()
@@ -220,11 +241,11 @@ def test_replay_keeps_entries_the_database_still_refuses(monkeypatch):
     assert recovery.pending_count() == 1
 
 
-def test_replay_moves_unreadable_entries_aside_and_stores_the_rest(monkeypatch):
+def test_replay_moves_unreadable_entries_aside_and_stores_the_rest(disk_failure):
     session_id = uuid.uuid4()
-    _fail_on_repetition_insert(monkeypatch)
+    disk_failure.start()
     services.exchange_submit(session_id=session_id, user_message="a", assistant_message="b")
-    monkeypatch.undo()
+    disk_failure.stop()
     log = Path(settings.CLARA_RECOVERY_LOG)
     with open(log, "a") as out:
         out.write('{"version": 1, "session_id": "torn wri')  # a write cut short by a crash
@@ -236,8 +257,8 @@ def test_replay_moves_unreadable_entries_aside_and_stores_the_rest(monkeypatch):
     assert "torn wri" in log.with_name("recovery.rejected.jsonl").read_text()
 
 
-def test_recovery_log_entries_are_complete_json_lines(monkeypatch):
-    _fail_on_repetition_insert(monkeypatch)
+def test_recovery_log_entries_are_complete_json_lines(disk_failure):
+    disk_failure.start()
     services.exchange_submit(
         session_id=uuid.uuid4(), user_message="Where's Ann?", assistant_message="Ann is well."
     )
