@@ -2,7 +2,8 @@
 
 from uuid import UUID
 
-from ninja import Query, Router, Schema, Status
+from django.utils import timezone
+from ninja import Body, Query, Router, Schema, Status
 from ninja.security import HttpBearer
 from pydantic import Field
 
@@ -20,6 +21,7 @@ from memory.schemas import (
     MessagesOut,
     QueryIn,
     QueryOut,
+    SessionCloseIn,
     SessionIn,
     SessionOut,
 )
@@ -66,7 +68,10 @@ def _reading(emotion: EmotionIn | None) -> EmotionReading | None:
 def resolve_session(request, payload: SessionIn):
     """Resume a session (200) or create it (201); a `user_id` links it to that person, created if new."""
     session, created = services.session_resolve(
-        session_id=payload.session_id, user_id=payload.user_id, display_name=payload.display_name
+        session_id=payload.session_id,
+        user_id=payload.user_id,
+        display_name=payload.display_name,
+        at=payload.started_at,
     )
     return Status(201 if created else 200, _session_out(session))
 
@@ -166,6 +171,7 @@ def store_exchange(request, session_id: UUID, payload: ExchangeIn):
         narrative=narrative,
         processing_time_ms=payload.processing_time_ms,
         escalation=payload.escalation,
+        at=payload.occurred_at or timezone.now(),
     )
     if isinstance(result, services.PendingExchange):
         return Status(
@@ -211,6 +217,10 @@ def list_messages(request, session_id: UUID, filters: Query[MessagesQuery]):
 
 
 @router.post("/sessions/{session_id}/close", response={200: SessionOut, **ERRORS})
-def close_session(request, session_id: UUID):
-    """Close a session and record its dominant emotion. Closing a closed session changes nothing."""
-    return _session_out(services.session_close(session_id=session_id))
+def close_session(request, session_id: UUID, payload: Body[SessionCloseIn | None] = None):
+    """Close a session and record its dominant emotion. Closing a closed session changes nothing.
+
+    The body is optional: `{ended_at}` for a bot that closes a conversation late.
+    """
+    ended_at = payload.ended_at if payload is not None else None
+    return _session_out(services.session_close(session_id=session_id, at=ended_at))

@@ -8,9 +8,9 @@
    (index `idx_narrative_session`);
 3. for a known person only, what they heard lately: their latest 200 narrative usages within
    14 days (through their index on person), grouped in SQL by narrative so at most one row per
-   narrative comes back, each usage joined to the distress of the person's message of that
-   exchange and of their next message (unique (session, sequence_number) index of
-   chat_messages, then the one-to-one emotion row). Hand-written SQL, see `_HEARD_SQL`.
+   narrative comes back, each usage with the distress of the person's message of that exchange
+   and of their next message (unique (session, sequence_number) index of chat_messages, then
+   the one-to-one emotion row). Hand-written SQL, see `_HEARD_SQL`.
 
 Everything else happens in `rank_narratives`, a pure function over plain data so the rules can
 be tested without a database:
@@ -189,7 +189,8 @@ def _recency_penalty(heard: Heard, now: datetime) -> float:
 def _calming_bonus(heard: Heard) -> float:
     if heard.distress_drop is None:
         return 0.0
-    # Shrunk by the number of hearings (an upper bound on the observations: one query less).
+    # Shrunk by the number of hearings: an upper bound on the observations (counting exactly
+    # those with a next message would double the subqueries of the history read).
     return CALMING * heard.distress_drop * (heard.times / (heard.times + 1))
 
 
@@ -261,7 +262,8 @@ def rank_narratives(
     by score, highest first, then by id. `heard` is what this person heard lately, by id.
     """
     used = set(used_in_session)
-    avoid = _topics_pattern(tuple(sorted(set(avoid_topics))))
+    # Caregiver settings are free-form JSON: anything but text is ignored, not an error.
+    avoid = _topics_pattern(tuple(sorted({t for t in avoid_topics if isinstance(t, str)})))
     heard = heard or {}
 
     ranked = []
@@ -316,23 +318,25 @@ class _Candidate:
     person_id: uuid.UUID | None
 
 
-# Hand-written because the ORM took about three times longer to build and read this query than
-# the database took to run it. Plain SQL that SQLite and PostgreSQL both run; table and column
-# names are the seed's (see the models' Meta). The inner SELECT takes the person's latest
-# usages through their index on person; each usage then finds the person's message of that
-# exchange (sequence - 1) and their next message (sequence + 1) through the unique
-# (session_id, sequence_number) index, and each message its emotion through the unique
-# message_id. AVG skips the usages with no next message.
-_HEARD_SQL = """
-SELECT u.narrative_id, COUNT(*), MAX(u.timestamp), AVG(e_before.distress_score - e_after.distress_score)
+# Hand-written because the ORM took longer to build and read this query than the database took
+# to run it. Plain SQL that SQLite and PostgreSQL both run; table and column names are the
+# seed's (see the models' Meta). The inner SELECT takes the person's latest usages through their
+# index on person. For each usage, two scalar subqueries find the distress of the person's
+# message of that exchange (sequence - 1) and of their next message (sequence + 1) through the
+# unique (session_id, sequence_number) index and the unique emotion.message_id. AVG skips the
+# usages with no next message. (Scalar subqueries rather than four LEFT JOINs: PostgreSQL plans
+# a seven-table join several times slower than it runs this query.)
+_DISTRESS_AT = """(
+        SELECT e.distress_score FROM chat_messages c JOIN detected_emotions e ON e.message_id = c.id
+        WHERE c.session_id = u.session_id AND c.sequence_number = m.sequence_number {offset}
+    )"""
+_HEARD_SQL = f"""
+SELECT u.narrative_id, COUNT(*), MAX(u.timestamp), AVG(
+    {_DISTRESS_AT.format(offset="- 1")}
+    - {_DISTRESS_AT.format(offset="+ 1")}
+)
 FROM narrative_usage u
 JOIN chat_messages m ON m.id = u.message_id
-LEFT JOIN chat_messages m_before
-    ON m_before.session_id = u.session_id AND m_before.sequence_number = m.sequence_number - 1
-LEFT JOIN detected_emotions e_before ON e_before.message_id = m_before.id
-LEFT JOIN chat_messages m_after
-    ON m_after.session_id = u.session_id AND m_after.sequence_number = m.sequence_number + 1
-LEFT JOIN detected_emotions e_after ON e_after.message_id = m_after.id
 WHERE u.id IN (
     SELECT latest.id FROM narrative_usage latest
     WHERE latest.person_id = %s AND latest.timestamp >= %s

@@ -1,12 +1,13 @@
 """Request and response shapes of the bot API. This is a contract: add to it only compatibly."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Literal
 from uuid import UUID
 
+from django.utils import timezone
 from ninja import Field, Schema
 from ninja.schema import DjangoGetter
-from pydantic import AfterValidator, model_validator
+from pydantic import AfterValidator, AwareDatetime, model_validator
 
 from memory.models import Emotion, NarrativeUsage, Trajectory
 
@@ -24,6 +25,24 @@ def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty or only whitespace")
     return _no_nul(value)
+
+
+# How far back a bot may date what it uploads (an exchange buffered offline, a replayed log).
+MAX_BACKDATE = timedelta(days=400)
+CLOCK_SKEW = timedelta(minutes=1)
+
+
+def _in_the_past(value: datetime) -> datetime:
+    now = timezone.now()
+    if value > now + CLOCK_SKEW:
+        raise ValueError("must not be in the future")
+    if value < now - MAX_BACKDATE:
+        raise ValueError("must be within the last 400 days")
+    return value
+
+
+# A moment that already happened, with its time zone.
+PastTime = Annotated[AwareDatetime, AfterValidator(_in_the_past)]
 
 
 def Text(*, max_length: int, min_length: int = 0):  # noqa: N802 - reads as a type
@@ -71,6 +90,13 @@ class SessionIn(RequestSchema):
     session_id: UUID | None = None
     user_id: UUID | None = None
     display_name: Text(max_length=200) | None = None
+    # When the conversation began, for a bot that opened it offline; default now.
+    started_at: PastTime | None = None
+
+
+class SessionCloseIn(RequestSchema):
+    # When the conversation ended, for a bot closing it late; default now.
+    ended_at: PastTime | None = None
 
 
 class SessionOut(Schema):
@@ -140,6 +166,9 @@ class ExchangeIn(RequestSchema):
     narrative: NarrativeIn | None = None
     processing_time_ms: Annotated[int, Field(ge=0, le=3_600_000)] | None = None
     escalation: bool = False
+    # When the exchange happened, for a bot uploading exchanges it buffered offline; default
+    # now. Exchanges of one session should be sent in the order they happened.
+    occurred_at: PastTime | None = None
 
 
 class StoredMessageOut(Schema):

@@ -3,7 +3,7 @@
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -1023,3 +1023,75 @@ def test_nul_characters_in_short_text_fields_are_refused(api, endpoint, body, fi
 
     assert response.status_code == 422
     assert response.json()["field"] == field
+
+
+def test_an_exchange_buffered_offline_keeps_the_time_it_happened(api):
+    session_id = uuid.uuid4()
+    when = "2026-11-01T18:30:00+00:00"
+
+    response = api.post(
+        f"/api/v1/sessions/{session_id}/exchanges",
+        {
+            "user_message": "Is it evening?",
+            "assistant_message": "Yes, a calm one.",
+            "occurred_at": when,
+        },
+    )
+
+    assert response.status_code == 201
+    messages = api.get(f"/api/v1/sessions/{session_id}/messages").json()["messages"]
+    assert {m["timestamp"] for m in messages} == {"2026-11-01T18:30:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "field"),
+    [("sessions", "started_at"), ("exchanges", "occurred_at"), ("close", "ended_at")],
+)
+@pytest.mark.parametrize(
+    "when", ["2999-01-01T00:00:00+00:00", "2001-01-01T00:00:00+00:00", "2026-11-01T18:30:00"]
+)
+def test_times_in_the_future_too_old_or_without_a_zone_are_refused(api, endpoint, field, when):
+    session_id = uuid.uuid4()
+    services.exchange_record(session_id=session_id, user_message="Hi", assistant_message="Hello")
+    path, body = {
+        "sessions": ("/api/v1/sessions", {}),
+        "exchanges": (
+            f"/api/v1/sessions/{session_id}/exchanges",
+            {"user_message": "a", "assistant_message": "b"},
+        ),
+        "close": (f"/api/v1/sessions/{session_id}/close", {}),
+    }[endpoint]
+
+    response = api.post(path, {**body, field: when})
+
+    assert response.status_code == 422
+    assert response.json()["field"] == field
+
+
+def test_close_accepts_no_body_at_all(api):
+    session_id = uuid.uuid4()
+    services.exchange_record(session_id=session_id, user_message="Hi", assistant_message="Hello")
+
+    # As `curl -X POST` sends it: no body, no content type.
+    response = api.client.generic(
+        "POST", f"/api/v1/sessions/{session_id}/close", b"", content_type="", headers=api.headers
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "closed"
+
+
+def test_close_with_an_end_time_records_it(api):
+    session_id = uuid.uuid4()
+    services.exchange_record(
+        session_id=session_id,
+        user_message="Hi",
+        assistant_message="Hello",
+        at=datetime(2026, 11, 1, 18, 0, tzinfo=UTC),
+    )
+
+    body = api.post(
+        f"/api/v1/sessions/{session_id}/close", {"ended_at": "2026-11-01T18:20:00+00:00"}
+    ).json()
+
+    assert body["ended_at"] == "2026-11-01T18:20:00Z"

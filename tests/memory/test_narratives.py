@@ -13,6 +13,7 @@ from django.apps import apps as global_apps
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
+from django.urls import reverse
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -315,6 +316,11 @@ def test_ranking_avoids_a_narrative_after_which_this_persons_distress_rose():
         "b": Heard(times=1, last_heard=NOW - timedelta(days=13)),
     }
     assert rank([Story("a"), Story("b")], heard=heard) == ["b", "a"]
+
+
+def test_ranking_ignores_avoided_topics_that_are_not_text():
+    stories = [Story("a", text="A dog naps."), Story("b")]
+    assert rank(stories, avoid_topics=[None, 3, "dog"]) == ["b"]
 
 
 def test_ranking_returns_nothing_when_every_candidate_is_ruled_out():
@@ -726,3 +732,76 @@ def test_choose_returns_the_stored_narrative_with_its_fields(library):
         stored.theme_tags,
         stored.person_id,
     )
+
+
+# --- Admin ----------------------------------------------------------------------------------------
+
+
+def _admin_url(view, *args):
+    return reverse(f"admin:memory_narrative_{view}", args=args)
+
+
+@pytest.mark.django_db
+def test_admin_lists_filters_and_searches_narratives(admin_client, library):
+    person = make_person()
+    Narrative.objects.create(
+        id="own-allotment-01",
+        title="The allotment",
+        category="reminiscence",
+        text="Beans.",
+        person=person,
+    )
+    for params in (
+        {},
+        {"category": "memory_loop"},
+        {"length": "short", "active__exact": "1"},
+        {"person__id__exact": str(person.id)},
+        {"q": "seaside"},
+    ):
+        assert admin_client.get(_admin_url("changelist"), params).status_code == 200
+    page = admin_client.get(_admin_url("changelist"), {"q": "allotment"}).content.decode()
+    assert "own-allotment-01" in page and "garden-morning-01" not in page
+
+
+@pytest.mark.django_db
+def test_admin_edits_a_narrative(admin_client, library):
+    narrative = Narrative.objects.get(id="garden-morning-01")
+    form = {
+        "title": "A morning in the garden",
+        "category": narrative.category,
+        "length": narrative.length,
+        "text": "The garden is quiet and green.",
+        "target_emotions": json.dumps(["calm"]),
+        "question_types": json.dumps([]),
+        "theme_tags": json.dumps(["Garden", " roses "]),
+        "person": "",
+        "active": "on",
+    }
+    response = admin_client.post(_admin_url("change", narrative.id), form)
+    assert response.status_code == 302
+    narrative.refresh_from_db()
+    assert (narrative.text, narrative.theme_tags) == (
+        "The garden is quiet and green.",
+        ["garden", "roses"],
+    )
+
+
+@pytest.mark.django_db
+def test_admin_refuses_an_unknown_emotion(admin_client, library):
+    narrative = Narrative.objects.get(id="garden-morning-01")
+    form = {
+        "title": narrative.title,
+        "category": narrative.category,
+        "length": narrative.length,
+        "text": narrative.text,
+        "target_emotions": json.dumps(["grumpy"]),
+        "question_types": json.dumps([]),
+        "theme_tags": json.dumps(["garden"]),
+        "person": "",
+        "active": "on",
+    }
+    response = admin_client.post(_admin_url("change", narrative.id), form)
+    assert response.status_code == 200
+    assert "Unknown emotions: grumpy" in response.content.decode()
+    narrative.refresh_from_db()
+    assert narrative.target_emotions != ["grumpy"]
