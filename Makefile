@@ -33,5 +33,8 @@ lint: install
 bench: install
 	$(PY) bench/memory_bench.py
 
+bench-quick: install
+	$(PY) bench/memory_bench.py --quick
+
 clean:
 	rm -rf .venv data staticfiles .pytest_cache
