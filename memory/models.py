@@ -10,6 +10,8 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+from memory.ids import uuid7
+
 
 class Emotion(models.TextChoices):
     ANXIOUS = "anxious"
@@ -74,8 +76,14 @@ class Session(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Nullable: a bot that sends only a session id gets an anonymous session.
+    # Indexed by idx_sessions_person_created, which leads with it.
     person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="sessions"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="sessions",
+        db_index=False,
     )
     created_at = models.DateTimeField()
     last_activity_at = models.DateTimeField()
@@ -117,11 +125,19 @@ class ChatMessage(models.Model):
         USER = "user"
         ASSISTANT = "assistant"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="messages")
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    # Indexed by the composite (session, ...) indexes below, which lead with it.
+    session = models.ForeignKey(
+        Session, on_delete=models.PROTECT, related_name="messages", db_index=False
+    )
     # Denormalised from the session so per-person reads need no join.
     person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="messages"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="messages",
+        db_index=False,
     )
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField()
@@ -162,11 +178,19 @@ class ChatMessage(models.Model):
 class DetectedEmotion(models.Model):
     """The emotion read from one of the person's messages; written once, never updated."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
     message = models.OneToOneField(ChatMessage, on_delete=models.PROTECT, related_name="emotion")
-    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="emotions")
+    # Indexed by the composite (session, ...) indexes below, which lead with it.
+    session = models.ForeignKey(
+        Session, on_delete=models.PROTECT, related_name="emotions", db_index=False
+    )
     person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="emotions"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="emotions",
+        db_index=False,
     )
     emotion = models.CharField(max_length=16, choices=Emotion.choices)
     confidence = models.FloatField()
@@ -199,10 +223,18 @@ class DetectedEmotion(models.Model):
 class RepetitionRecord(models.Model):
     """The fingerprint and question type of one of the person's messages (seed: repetition_tracking)."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="repetitions")
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    # Indexed by the composite (session, ...) indexes below, which lead with it.
+    session = models.ForeignKey(
+        Session, on_delete=models.PROTECT, related_name="repetitions", db_index=False
+    )
     person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="repetitions"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="repetitions",
+        db_index=False,
     )
     message = models.OneToOneField(ChatMessage, on_delete=models.PROTECT, related_name="repetition")
     # Sorted content words joined by spaces: kept as text because Jaccard needs the word set.
@@ -243,11 +275,19 @@ class NarrativeUsage(models.Model):
         SEED = "seed"
         FALLBACK = "fallback"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
     narrative_id = models.CharField(max_length=128)
-    session = models.ForeignKey(Session, on_delete=models.PROTECT, related_name="narratives")
+    # Indexed by the composite (session, ...) indexes below, which lead with it.
+    session = models.ForeignKey(
+        Session, on_delete=models.PROTECT, related_name="narratives", db_index=False
+    )
     person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="narratives"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="narratives",
+        db_index=False,
     )
     # Clara's message that carried the story; the next emotion record measures its effect.
     message = models.OneToOneField(
@@ -263,7 +303,7 @@ class NarrativeUsage(models.Model):
         verbose_name_plural = "narrative usage"
         indexes = [
             # Stories already told this session (excluded from the next pick).
-            models.Index(fields=["session"], name="idx_narrative_session"),
+            models.Index(fields=["session", "timestamp"], name="idx_narrative_session"),
             # "Has this person heard this story before?"
             models.Index(fields=["person", "narrative_id"], name="idx_narrative_user"),
             # "How many calming stories this week?"

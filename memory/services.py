@@ -22,6 +22,7 @@ from memory import recovery, repetition, storage
 from memory.context import CHRONIC_AT as CHRONIC_REPEATS
 from memory.emotion import EmotionReading
 from memory.errors import Conflict, Invalid, NotFound
+from memory.ids import uuid7
 from memory.models import (
     ApiKey,
     ChatMessage,
@@ -312,7 +313,7 @@ def exchange_record(
 
         db_person_id = person_id  # already in the database's own form
         sequence = message_count + 1
-        user_id, assistant_id = uuid.uuid4(), uuid.uuid4()
+        user_id, assistant_id = uuid7(), uuid7()
         db_user_id, db_assistant_id = storage.db_uuid(user_id), storage.db_uuid(assistant_id)
         cursor.execute(
             storage.INSERT_MESSAGES,
@@ -326,7 +327,7 @@ def exchange_record(
         cursor.execute(
             storage.INSERT_EMOTION,
             [
-                storage.db_uuid(uuid.uuid4()), db_user_id, db_session_id, db_person_id,
+                storage.db_uuid(uuid7()), db_user_id, db_session_id, db_person_id,
                 emotion.emotion, emotion.confidence, emotion.distress_score, emotion.trajectory,
                 db_at,
             ],
@@ -334,7 +335,7 @@ def exchange_record(
         cursor.execute(
             storage.INSERT_REPETITION,
             [
-                storage.db_uuid(uuid.uuid4()), db_session_id, db_person_id, db_user_id,
+                storage.db_uuid(uuid7()), db_session_id, db_person_id, db_user_id,
                 fingerprint, user_message, question_type, repeat_count, db_at, assistant_message,
             ],
         )  # fmt: skip
@@ -342,7 +343,7 @@ def exchange_record(
             cursor.execute(
                 storage.INSERT_NARRATIVE_USAGE,
                 [
-                    storage.db_uuid(uuid.uuid4()), narrative.id, db_session_id, db_person_id,
+                    storage.db_uuid(uuid7()), narrative.id, db_session_id, db_person_id,
                     db_assistant_id, narrative.mode, narrative.category, emotion.emotion, db_at,
                 ],
             )  # fmt: skip
