@@ -268,20 +268,28 @@ class ClaraClient:
         session_id: UUID | str | None = None,
         user_id: UUID | str | None = None,
         display_name: str | None = None,
+        started_at: datetime | None = None,
     ) -> Session:
-        """Resume or create a session. A new session's id is chosen here, so a retry resumes it."""
+        """Resume or create a session. A new session's id is chosen here, so a retry resumes it.
+
+        `started_at` (aware, not in the future) dates a conversation that began offline.
+        """
         body = {
             "session_id": str(session_id or uuid.uuid4()),
             "user_id": str(user_id) if user_id else None,
             "display_name": display_name,
+            "started_at": _iso(started_at),
         }
         return Session.from_json(self._request("POST", "/sessions", json=body).json())
 
     def get_session(self, session_id: UUID | str) -> Session:
         return Session.from_json(self._request("GET", f"/sessions/{session_id}").json())
 
-    def close_session(self, session_id: UUID | str) -> Session:
-        return Session.from_json(self._request("POST", f"/sessions/{session_id}/close").json())
+    def close_session(self, session_id: UUID | str, ended_at: datetime | None = None) -> Session:
+        """Close a session; `ended_at` (aware, not in the future) for one closed late."""
+        body = {"ended_at": _iso(ended_at)} if ended_at is not None else None
+        response = self._request("POST", f"/sessions/{session_id}/close", json=body)
+        return Session.from_json(response.json())
 
     def messages(self, session_id: UUID | str, limit: int = 50) -> list[Message]:
         response = self._request("GET", f"/sessions/{session_id}/messages", params={"limit": limit})
@@ -318,8 +326,13 @@ class ClaraClient:
         narrative: NarrativeRef | Narrative | Mapping | None = None,
         processing_time_ms: int | None = None,
         escalation: bool = False,
+        occurred_at: datetime | None = None,
     ) -> StoredExchange:
-        """After answering: store the exchange exactly once (the key is reused on every retry)."""
+        """After answering: store the exchange exactly once (the key is reused on every retry).
+
+        `occurred_at` (aware, not in the future) dates an exchange buffered offline; send a
+        session's exchanges in the order they happened.
+        """
         key = idempotency_key or str(uuid.uuid4())
         if isinstance(narrative, Narrative):
             narrative = narrative.ref()
@@ -332,6 +345,7 @@ class ClaraClient:
             "narrative": _plain(narrative),
             "processing_time_ms": processing_time_ms,
             "escalation": escalation,
+            "occurred_at": _iso(occurred_at),
         }
         response = self._request("POST", f"/sessions/{session_id}/exchanges", json=body)
         data = response.json()
@@ -352,7 +366,7 @@ class ClaraClient:
     # The one place requests are sent
 
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        if "json" in kwargs:
+        if kwargs.get("json") is not None:
             kwargs["json"] = {k: v for k, v in kwargs["json"].items() if v is not None}
         for attempt in range(self.retries + 1):
             last_try = attempt == self.retries
@@ -415,6 +429,15 @@ def _plain(value: Any) -> Any:
 
 def _uuid(value: str | None) -> UUID | None:
     return UUID(value) if value else None
+
+
+def _iso(value: datetime | None) -> str | None:
+    """ISO 8601 with its offset; the API refuses a time without one."""
+    if value is None:
+        return None
+    if value.utcoffset() is None:
+        raise ValueError("a naive datetime: give it a time zone")
+    return value.isoformat()
 
 
 def _datetime(value: str | None) -> datetime | None:

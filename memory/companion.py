@@ -20,7 +20,10 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
@@ -59,9 +62,17 @@ class Companion:
         self.replier = replier or OfflineReplier()
 
     def turn(
-        self, session_id: UUID | str, person_message: str, emotion: Emotion | None = None
+        self,
+        session_id: UUID | str,
+        person_message: str,
+        emotion: Emotion | None = None,
+        *,
+        occurred_at: datetime | None = None,
     ) -> TurnResult:
-        """One turn: context → reply → store. Raises `ClaraApiError` if the memory refuses."""
+        """One turn: context → reply → store. Raises `ClaraApiError` if the memory refuses.
+
+        `occurred_at` dates the stored exchange (a turn replayed from an offline buffer).
+        """
         started = time.monotonic()
         context = self.client.context(session_id, person_message, emotion=emotion)
         reply = self.replier.reply(session_id, person_message, context)
@@ -77,6 +88,7 @@ class Companion:
             narrative=context.narrative.ref() if context.narrative else None,
             processing_time_ms=elapsed_ms,
             escalation=context.analysis.escalate,
+            occurred_at=occurred_at,
         )
         return TurnResult(
             reply=reply,
@@ -262,3 +274,44 @@ def replier_from_env(display_name: str | None = None) -> Replier:
         float(os.environ.get("CLARA_LLM_TIMEOUT", "20")),
         display_name=display_name,
     )
+
+
+# --- In-process -------------------------------------------------------------------------------
+
+
+@contextmanager
+def in_process_client(*, key_name: str, api_key: str | None = None) -> Iterator[ClaraClient]:
+    """A client for this project's own bot API, called in-process through WSGI (no server).
+
+    Needs Django set up. Without `api_key`, a temporary key named `key_name` is made and revoked
+    afterwards. The requests share the caller's database connection, and so its transaction, as
+    with Django's test client: otherwise Django would close it at the end of every request.
+    """
+    from django.conf import settings
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    from clara.wsgi import application
+    from memory import services
+
+    temporary = None
+    if api_key is None:
+        temporary, api_key = services.api_key_create(name=key_name)
+    # A host this project's own ALLOWED_HOSTS accepts, for requests that never leave it.
+    host = next(
+        (h for h in settings.ALLOWED_HOSTS if h and h != "*" and not h.startswith(".")),
+        "localhost",
+    )
+    client = ClaraClient(f"http://{host}", api_key, transport=httpx.WSGITransport(app=application))
+    # One INFO line per request would drown everything else.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    signals = (request_started, request_finished)
+    disconnected = [signal for signal in signals if signal.disconnect(close_old_connections)]
+    try:
+        yield client
+    finally:
+        for signal in disconnected:
+            signal.connect(close_old_connections)
+        client.close()
+        if temporary is not None:
+            services.api_key_revoke(key=temporary)

@@ -139,10 +139,15 @@ def _reject(lines: list[str]) -> None:
         os.fsync(out.fileno())
 
 
-def replay(record: Callable[..., Any]) -> ReplayReport:
-    """Feed every logged exchange to `record` (the exchange service), in the order logged.
+# Entries stored per transaction on replay: one commit for many, so a long outage's backlog
+# is stored quickly.
+REPLAY_BATCH = 100
 
-    Entries the database still refuses stay in the log for the next replay. Entries that can
+
+def replay(record_many: Callable[[list[dict[str, Any]]], list[Any]]) -> ReplayReport:
+    """Feed the logged exchanges to `record_many` (the batch exchange service), in logged order.
+
+    Batches the database still refuses stay in the log for the next replay. Entries that can
     never be stored (unreadable, or refused as invalid) move to the `.rejected` file beside it,
     with a warning, rather than block the ones after them.
     """
@@ -155,26 +160,30 @@ def replay(record: Callable[..., Any]) -> ReplayReport:
             return ReplayReport(0, 0, 0, 0)
         with open(path, encoding="utf-8") as log:
             lines = [line if line.endswith("\n") else line + "\n" for line in log if line.strip()]
+        readable: list[tuple[str, dict[str, Any]]] = []
         for line in lines:
             try:
-                fields = _decode(line)
+                readable.append((line, _decode(line)))
             except (ValueError, KeyError, TypeError):
                 logger.warning("recovery log: unreadable entry moved aside")
                 rejected.append(line)
-                continue
+        for start in range(0, len(readable), REPLAY_BATCH):
+            batch = readable[start : start + REPLAY_BATCH]
             try:
-                result = record(**fields)
-            except DomainError as exc:
-                logger.warning("recovery log: entry refused (%s) and moved aside", exc.detail)
-                rejected.append(line)
-                continue
+                results = record_many([fields for _, fields in batch])
             except DatabaseError:
-                keep.append(line)
+                keep.extend(line for line, _ in batch)
                 continue
-            if getattr(result, "created", True):
-                stored += 1
-            else:
-                already += 1
+            for (line, _), result in zip(batch, results, strict=True):
+                if isinstance(result, DomainError):
+                    logger.warning(
+                        "recovery log: entry refused (%s) and moved aside", result.detail
+                    )
+                    rejected.append(line)
+                elif result.created:
+                    stored += 1
+                else:
+                    already += 1
         if rejected:
             _reject(rejected)
         _rewrite(path, keep)

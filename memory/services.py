@@ -9,6 +9,7 @@ import logging
 import secrets
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -21,7 +22,7 @@ from memory import escalation as escalation_detector
 from memory import recovery, repetition, storage
 from memory.context import CHRONIC_AT as CHRONIC_REPEATS
 from memory.emotion import EmotionReading
-from memory.errors import Conflict, Invalid, NotFound
+from memory.errors import Conflict, DomainError, Invalid, NotFound
 from memory.ids import uuid7
 from memory.models import (
     ApiKey,
@@ -251,7 +252,41 @@ def _session_for_write(cursor, *, session_id: uuid.UUID, db_session_id, at: date
     return row
 
 
-def exchange_record(
+def exchange_record(**fields) -> StoredExchange:
+    """Store one exchange (flow step 9) in a single transaction, exactly once.
+
+    Both messages (sequence N and N+1), the emotion of the person's message, its repetition
+    record, the narrative usage, and the session and person updates commit together or not at
+    all. The session row is locked first, so concurrent writers to one session queue up and the
+    sequence numbers stay unique and gapless. A retried `idempotency_key` returns the original.
+    An escalation is recorded when the bot flags one or the built-in detector finds one.
+    Takes the keyword arguments of `_exchange_write`.
+    """
+    with transaction.atomic():
+        return _exchange_write(**fields)
+
+
+def exchanges_record_many(items: Sequence[dict]) -> list[StoredExchange | DomainError]:
+    """Store many exchanges in one transaction: one commit, one fsync, for all of them.
+
+    For replaying the recovery log and for exchanges a bot buffered while offline. Each
+    exchange gets its own savepoint, so one refused exchange (its error is returned in its
+    place) does not sink the others. Sessions are written in id order, and each session's
+    exchanges in the order given, so concurrent batches lock rows in the same order.
+    """
+    results: list[StoredExchange | DomainError | None] = [None] * len(items)
+    order = sorted(range(len(items)), key=lambda index: str(items[index]["session_id"]))
+    with transaction.atomic():
+        for index in order:
+            try:
+                with transaction.atomic():
+                    results[index] = _exchange_write(**items[index])
+            except DomainError as exc:
+                results[index] = exc
+    return results  # type: ignore[return-value]
+
+
+def _exchange_write(
     *,
     session_id: uuid.UUID,
     user_message: str,
@@ -264,14 +299,7 @@ def exchange_record(
     escalation: bool = False,
     at: datetime | None = None,
 ) -> StoredExchange:
-    """Store one exchange (flow step 9) in a single transaction, exactly once.
-
-    Both messages (sequence N and N+1), the emotion of the person's message, its repetition
-    record, the narrative usage, and the session and person updates commit together or not at
-    all. The session row is locked first, so concurrent writers to one session queue up and the
-    sequence numbers stay unique and gapless. A retried `idempotency_key` returns the original.
-    An escalation is recorded when the bot flags one or the built-in detector finds one.
-    """
+    """The exchange write itself, inside the caller's transaction."""
     at = at or timezone.now()
     if not user_message.strip():
         raise Invalid("user_message must not be empty.", field="user_message")
@@ -282,7 +310,7 @@ def exchange_record(
     db_session_id = storage.db_uuid(session_id)
     db_at = storage.db_datetime(at)
 
-    with transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         person_id, message_count, _status, last_activity, escalated, chronic = _session_for_write(
             cursor, session_id=session_id, db_session_id=db_session_id, at=at
         )
@@ -391,7 +419,7 @@ def exchange_submit(**fields) -> StoredExchange | PendingExchange:
 
 def recovery_replay() -> recovery.ReplayReport:
     """Store every exchange waiting in the recovery log; what still fails stays there."""
-    return recovery.replay(exchange_record)
+    return recovery.replay(exchanges_record_many)
 
 
 # --- API keys ------------------------------------------------------------------------------

@@ -188,3 +188,63 @@ def test_revoked_or_tampered_keys_do_not_authenticate():
     assert services.api_key_authenticate(raw_key=raw_key[:-1] + "x") is None
     services.api_key_revoke(key=key)
     assert services.api_key_authenticate(raw_key=raw_key) is None
+
+
+def test_a_batch_stores_each_sessions_exchanges_in_order():
+    first, second = uuid.uuid4(), uuid.uuid4()
+    items = [
+        {"session_id": sid, "user_message": f"line {n}", "assistant_message": f"reply {n}"}
+        for n, sid in enumerate([first, second, first, second, first])
+    ]
+
+    results = services.exchanges_record_many(items)
+
+    assert [r.user_sequence_number for r in results] == [1, 1, 3, 3, 5]
+    contents = Session.objects.get(id=first).messages.order_by("sequence_number")
+    assert [m.content for m in contents if m.role == "user"] == ["line 0", "line 2", "line 4"]
+
+
+def test_a_refused_exchange_in_a_batch_does_not_sink_the_others():
+    sid = uuid.uuid4()
+    services.exchange_record(
+        session_id=sid, user_message="Hello", assistant_message="Hi", idempotency_key="k1"
+    )
+    items = [
+        {
+            "session_id": sid,
+            "user_message": "Different",
+            "assistant_message": "x",
+            "idempotency_key": "k1",
+        },
+        {
+            "session_id": sid,
+            "user_message": "Where am I?",
+            "assistant_message": "Home.",
+            "idempotency_key": "k2",
+        },
+    ]
+
+    refused, stored = services.exchanges_record_many(items)
+
+    assert isinstance(refused, Conflict)
+    assert stored.created and stored.user_sequence_number == 3
+    assert Session.objects.get(id=sid).message_count == 4
+
+
+def test_replaying_a_batch_twice_stores_it_once():
+    sid = uuid.uuid4()
+    items = [
+        {
+            "session_id": sid,
+            "user_message": f"m{n}",
+            "assistant_message": "r",
+            "idempotency_key": f"k{n}",
+        }
+        for n in range(3)
+    ]
+
+    services.exchanges_record_many(items)
+    again = services.exchanges_record_many(items)
+
+    assert [r.created for r in again] == [False, False, False]
+    assert Session.objects.get(id=sid).message_count == 6

@@ -5,13 +5,10 @@ import os
 import sys
 import uuid
 
-import httpx
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory import services
 from memory.client import ClaraApiError, ClaraClient
-from memory.companion import Companion, replier_from_env
+from memory.companion import Companion, in_process_client, replier_from_env
 
 # The same name is always the same person: their id is derived from the name.
 PERSON_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "person.clara-memory")
@@ -22,14 +19,6 @@ TRANSIENT = {0, 502, 503, 504}
 
 def person_id_for(name: str) -> uuid.UUID:
     return uuid.uuid5(PERSON_NAMESPACE, " ".join(name.split()).casefold())
-
-
-def _in_process_host() -> str:
-    """A host name this project's own ALLOWED_HOSTS accepts, for requests that never leave it."""
-    for host in settings.ALLOWED_HOSTS:
-        if host and host != "*" and not host.startswith("."):
-            return host
-    return "localhost"
 
 
 class Command(BaseCommand):
@@ -58,28 +47,15 @@ class Command(BaseCommand):
         stdin = options.get("stdin") or sys.stdin
         # One INFO line per request would drown the conversation.
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        temporary_key = None
         if url:
             key = key or os.environ.get("CLARA_API_KEY")
             if not key:
                 raise CommandError("With --url, give --key or set CLARA_API_KEY.")
-            client = ClaraClient(url, key)
+            connection = ClaraClient(url, key)
         else:
-            if not key:
-                temporary_key, key = services.api_key_create(name="manage.py chat (temporary)")
-            from clara.wsgi import application
-
-            client = ClaraClient(
-                f"http://{_in_process_host()}",
-                key,
-                transport=httpx.WSGITransport(app=application),
-            )
-        try:
+            connection = in_process_client(key_name="manage.py chat (temporary)", api_key=key)
+        with connection as client:
             self._converse(client, name, session, stdin)
-        finally:
-            client.close()
-            if temporary_key is not None:
-                services.api_key_revoke(key=temporary_key)
 
     def _converse(self, client: ClaraClient, name: str, session_id, stdin) -> None:
         try:
