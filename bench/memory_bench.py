@@ -68,6 +68,7 @@ TARGET_QUERY_P99_MS = 5.0
 TARGET_P99_GROWTH = 1.5
 TARGET_WRITES_PER_S = 1000.0
 TARGET_NAIVE_RATIO = 5.0
+TARGET_CONTEXT_P99_MS = 10.0
 
 # What people living with dementia say to Clara, again and again.
 PHRASES = [
@@ -661,9 +662,11 @@ def populate(path: Path, size: int) -> dict:
 # --- child: in-process benchmarks -----------------------------------------------------------
 
 
-def bench_queries(session_ids: list, n: int, warmup: int, rng: random.Random) -> dict:
+def bench_queries(session_ids: list, n: int, warmup: int, rng: random.Random, func=None) -> dict:
+    """`n` per-turn reads through `func` (memory_query by default, or context_build)."""
     from memory.selectors import memory_query
 
+    memory_query = func or memory_query
     for _ in range(warmup):
         memory_query(session_id=rng.choice(session_ids), message=rng.choice(PHRASES))
     samples, cpu_samples = [], []
@@ -1005,6 +1008,38 @@ def bench_writes(write, session_ids: list, n: int, rng: random.Random) -> dict:
     return summary
 
 
+BATCH_SIZE = 50
+
+
+def bench_batched_writes(session_ids: list, n: int, rng: random.Random) -> dict:
+    """`n` exchanges through services.exchanges_record_many, BATCH_SIZE per transaction."""
+    from memory import services
+
+    clock = time.perf_counter_ns
+    load = loadavg()
+    with CpuShare() as cpu:
+        started = clock()
+        for _ in range(max(1, n // BATCH_SIZE)):
+            items = [
+                dict(
+                    session_id=rng.choice(session_ids),
+                    user_message=rng.choice(PHRASES),
+                    assistant_message=rng.choice(REPLIES),
+                    idempotency_key=f"bench-{uuid.uuid4().hex}",
+                )
+                for _ in range(BATCH_SIZE)
+            ]
+            services.exchanges_record_many(items)
+        elapsed = (clock() - started) / 1e9
+    done = max(1, n // BATCH_SIZE) * BATCH_SIZE
+    return {
+        "per_s": done / elapsed,
+        "n": done,
+        "cpu_share": round(cpu.share, 2),
+        "loadavg_1m": load,
+    }
+
+
 def bench_write_mix(contenders: list, session_ids: list, n: int, rng: random.Random) -> dict:
     """Interleave the writers in blocks, so a load spike on the shared machine hits them all alike.
 
@@ -1104,6 +1139,7 @@ def start_gunicorn(database: Path, size: int) -> tuple[subprocess.Popen, int, Pa
     env.update(
         {
             "DEBUG": "0",
+            "CELERY_EMBEDDED_BROKER": "1",
             "SECRET_KEY": "bench",
             "ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": f"sqlite:///{database}",
@@ -1227,6 +1263,7 @@ def run_child(args) -> None:
             "DJANGO_SETTINGS_MODULE": "clara.settings",
             "DATABASE_URL": f"sqlite:///{work}",
             "DEBUG": "0",  # no query logging in the timed loops; the product runs with DEBUG off
+            "CELERY_EMBEDDED_BROKER": "1",
             "SECRET_KEY": "bench",
             "ALLOWED_HOSTS": "127.0.0.1",
             "CLARA_RECOVERY_LOG": str(BENCH_DIR / "recovery-bench.jsonl"),
@@ -1287,6 +1324,13 @@ def run_child(args) -> None:
     # 1. Query latency, in-process.
     log(f"{size:,}: {args.queries} queries in-process (after {args.warmup} warm-up)")
     result["query"] = bench_queries(session_ids, args.queries, args.warmup, rng)
+    from memory.selectors import context_build
+
+    log(f"{size:,}: {args.queries} context_build calls (the whole /context turn, in-process)")
+    result["context"] = bench_queries(
+        session_ids, args.queries, args.warmup, rng, func=context_build
+    )
+    log(f"{size:,}: context {result['context']}")
     log(f"{size:,}: query {result['query']}")
     result["query_sql_floor"] = bench_query_sql_floor(session_ids, min(args.queries, 1000), rng)
     log(f"{size:,}: same SQL on the raw connection {result['query_sql_floor']}")
@@ -1327,6 +1371,9 @@ def run_child(args) -> None:
     )
     mix = bench_write_mix(contenders, session_ids, args.writes, rng)
     result.update(mix)
+    log(f"{size:,}: {args.writes} exchanges in batches of {BATCH_SIZE} (exchanges_record_many)")
+    result["batched_write"] = bench_batched_writes(session_ids, args.writes, rng)
+    log(f"{size:,}: batched {result['batched_write']}")
     for name in mix:
         log(f"{size:,}: {name} {mix[name]}")
     same = [rich_session]
@@ -1502,6 +1549,23 @@ def report(results: list[dict], info: dict, fsync: dict, command: str) -> str:
         )
     lines += [
         "",
+        "context_build (the whole `/context` turn: memory query, narrative choice, anchors, "
+        "rendering), in-process:",
+        "",
+        "| stored messages | p50 | p95 | p99 | max | CPU time per call p50 / p99 | CPU | load |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        c = r.get("context")
+        if c:
+            lines.append(
+                f"| {r['messages']:,} | {fmt(c['p50_ms'], 3)} | {fmt(c['p95_ms'], 3)} | "
+                f"{fmt(c['p99_ms'], 3)} | {fmt(c['max_ms'], 1)} | "
+                f"{fmt(c['cpu_p50_ms'], 3)} / {fmt(c['cpu_p99_ms'], 3)} | {c['cpu_share']} | "
+                f"{c['loadavg_1m']} |"
+            )
+    lines += [
+        "",
         "exchange_record (with an idempotency key, built-in emotion reader), interleaved in rounds "
         "of 25 exchange_record, 5 naive and 5 raw-SQL writes to random sessions:",
         "",
@@ -1592,6 +1656,21 @@ def report(results: list[dict], info: dict, fsync: dict, command: str) -> str:
         f"- ≥ {TARGET_NAIVE_RATIO:.0f}× naive one-commit-per-row: {ratio:.1f}× → "
         f"{verdict(ratio >= TARGET_NAIVE_RATIO)}"
     )
+    batched = big.get("batched_write")
+    if batched:
+        batched_ratio = batched["per_s"] / big["naive"]["per_s"]
+        lines.append(
+            f"- batched ({BATCH_SIZE} exchanges per transaction, exchanges_record_many): "
+            f"{batched['per_s']:.0f}/s → {verdict(batched['per_s'] >= TARGET_WRITES_PER_S)} "
+            f"for ≥ {TARGET_WRITES_PER_S:.0f}/s; {batched_ratio:.1f}× naive → "
+            f"{verdict(batched_ratio >= TARGET_NAIVE_RATIO)}"
+        )
+    context = big.get("context")
+    if context:
+        lines.append(
+            f"- context p99 ≤ {TARGET_CONTEXT_P99_MS} ms: {fmt(context['p99_ms'], 3)} ms → "
+            f"{verdict(context['p99_ms'] <= TARGET_CONTEXT_P99_MS)}"
+        )
 
     scans = sorted({s for r in results for p in r["plans"].values() for s in p["scans"]})
     write_scans = sorted({s for r in results for s in r["write_plans"]["scans"]})

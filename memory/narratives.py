@@ -37,7 +37,6 @@ from functools import lru_cache
 from typing import Protocol
 
 from django.db import connection
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -163,8 +162,13 @@ def _topics_pattern(topics: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def _haystack(narrative: NarrativeLike) -> str:
     """Tags, title and text, one per line, so a phrase never runs from one into the next."""
-    fields = (*narrative.theme_tags, narrative.title, narrative.text)
-    return "\n".join(" ".join(field.splitlines()) for field in fields)
+    return _joined_fields(tuple(narrative.theme_tags), narrative.title, narrative.text)
+
+
+@lru_cache(maxsize=4096)
+def _joined_fields(tags: tuple[str, ...], title: str, text: str) -> str:
+    # Cached: the same library narratives are searched on every turn.
+    return "\n".join(" ".join(field.splitlines()) for field in (*tags, title, text))
 
 
 def mentions_topic(narrative: NarrativeLike, topic: str) -> bool:
@@ -318,6 +322,33 @@ class _Candidate:
     person_id: uuid.UUID | None
 
 
+# The shared library changes rarely and is read every turn: it is kept in memory and read
+# again when this fingerprint of it changes (rows, active rows, latest edit), or after a minute
+# at most, for edits that bypass `save()`.
+_LIBRARY_VERSION = """
+    SELECT COUNT(*), SUM(CASE WHEN active THEN 1 ELSE 0 END), MAX(updated_at)
+    FROM narratives WHERE person_id IS NULL"""
+_LIBRARY_MAX_AGE = timedelta(minutes=1)
+_library_cache: dict = {}
+
+
+def _library() -> list[_Candidate]:
+    """The active shared narratives, from memory while they are unchanged."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LIBRARY_VERSION)
+        version = (connection.alias, *cursor.fetchone())
+    now = timezone.now()
+    cached = _library_cache.get("entry")
+    if cached and cached[0] == version and now - cached[1] < _LIBRARY_MAX_AGE:
+        return cached[2]
+    rows = Narrative.objects.filter(person__isnull=True, active=True).values_list(
+        *_CANDIDATE_FIELDS
+    )
+    library = [_Candidate(*row) for row in rows]
+    _library_cache["entry"] = (version, now, library)
+    return library
+
+
 # Hand-written because the ORM took longer to build and read this query than the database took
 # to run it. Plain SQL that SQLite and PostgreSQL both run; table and column names are the
 # seed's (see the models' Meta). The inner SELECT takes the person's latest usages through their
@@ -393,28 +424,33 @@ def narrative_choose(
     repeat_count: int,
     avoid_topics: list[str],
     now: datetime | None = None,
+    used_in_session: Collection[str] | None = None,
 ) -> Narrative | None:
     """The narrative to seed (or deliver) this turn, or None when every candidate is ruled out.
 
     `avoid_topics` are the caregivers' topics to stay away from (caregiver_context
     "avoidTopics"); the caller passes them in, so this makes no extra read for the person.
     The caller records the choice with the exchange (`services.NarrativeRef`), which is what
-    keeps it from being told twice in the session. The returned narrative's created_at and
+    keeps it from being told twice in the session; a caller that already read the session's
+    narratives passes them as `used_in_session` to save the read. The returned narrative's created_at and
     updated_at are not loaded (reading them costs one query).
     """
     now = now or timezone.now()
-    visible = Q(person__isnull=True)
+    candidates = list(_library())
     if person_id is not None:
-        visible |= Q(person_id=person_id)
-    candidates = [
-        _Candidate(*row)
-        for row in Narrative.objects.filter(visible, active=True).values_list(*_CANDIDATE_FIELDS)
-    ]
+        candidates += [
+            _Candidate(*row)
+            for row in Narrative.objects.filter(person_id=person_id, active=True).values_list(
+                *_CANDIDATE_FIELDS
+            )
+        ]
     if not candidates:
         return None
-    used = set(
-        NarrativeUsage.objects.filter(session_id=session_id).values_list("narrative_id", flat=True)
-    )
+    if used_in_session is None:
+        used_in_session = NarrativeUsage.objects.filter(session_id=session_id).values_list(
+            "narrative_id", flat=True
+        )
+    used = set(used_in_session)
     heard = person_heard(person_id=person_id, now=now) if person_id is not None else {}
     ranked = rank_narratives(
         candidates,

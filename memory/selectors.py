@@ -290,6 +290,7 @@ def context_build(
             repeat_count=query.repeat_count,
             avoid_topics=avoid,
             now=now,
+            used_in_session=query.used_narrative_ids,
         )
     recent_texts = list(
         ChatMessage.objects.filter(session_id=session.id)

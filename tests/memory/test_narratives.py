@@ -642,12 +642,30 @@ def test_choose_gives_the_same_narrative_for_the_same_inputs(library):
 
 
 @pytest.mark.django_db
-def test_choose_makes_at_most_three_queries(library, django_assert_max_num_queries):
+def test_choose_makes_at_most_four_queries(library, django_assert_max_num_queries):
     person = make_person()
     session_id = make_session(person)
     tell(session_id, Narrative.objects.get(id=STARTER_IDS[0]))
-    with django_assert_max_num_queries(3):
+    choose(session_id=session_id, person_id=person.id)  # the shared library is now in memory
+    # Library fingerprint, the person's own stories, this session's stories, their history.
+    with django_assert_max_num_queries(4):
         choose(session_id=session_id, person_id=person.id)
+
+
+@pytest.mark.django_db
+def test_an_edited_library_story_is_seen_on_the_next_turn(library):
+    person = make_person()
+    session_id = make_session(person)
+    choose(session_id=session_id, person_id=person.id)
+    Narrative.objects.exclude(id=STARTER_IDS[0]).filter(person__isnull=True).update(active=False)
+    only = Narrative.objects.get(id=STARTER_IDS[0])
+    only.text = only.text + " The kettle sings softly."
+    only.save()
+
+    chosen = choose(session_id=session_id, person_id=person.id)
+
+    assert chosen.id == STARTER_IDS[0]
+    assert chosen.text.endswith("The kettle sings softly.")
 
 
 @pytest.mark.django_db
