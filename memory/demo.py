@@ -214,9 +214,11 @@ SLOT_LOOP_WEIGHTS = {
 }
 NO_READING_CHANCE = 0.15  # how often the bot sends no emotion reading of its own
 EXPIRED_CHANCE = 0.08  # how often the bot never closes a session
-# How a story eases the next readings: by story_eases at once, then half as much each turn.
-STORY_EASES = (0.1, 0.22)
+# How a story eases the readings that follow: by story_eases at once, fading by EASING_FADES a
+# turn; stories in a row add up, to at most EASING_MOST. Fear is never eased.
+STORY_EASES = (0.12, 0.25)
 EASING_FADES = 0.5
+EASING_MOST = 0.3
 
 # The person's repeated questions, by question type; {relative} etc. come from the profile.
 LOOP_QUESTIONS: dict[str, tuple[str, ...]] = {
@@ -568,7 +570,8 @@ def _converse(companion: Companion, session: DemoSession) -> None:
         reading = None
         if exchange.feeling is not None:
             feeling = exchange.feeling
-            distress = round(max(feeling.distress - eased, 0.01), 3)
+            ease = 0.0 if feeling.emotion == Emotion.FEARFUL else eased
+            distress = round(max(feeling.distress - ease, 0.01), 3)
             trajectory = str(trajectory_for(distress, stored))
             reading = Reading(feeling.emotion, feeling.confidence, distress, trajectory)
         result = companion.turn(
@@ -579,4 +582,4 @@ def _converse(companion: Companion, session: DemoSession) -> None:
         stored.append(result.context.analysis.distress_score)
         eased *= EASING_FADES
         if result.context.narrative is not None:
-            eased = max(eased, exchange.story_eases)
+            eased = min(eased + exchange.story_eases, EASING_MOST)

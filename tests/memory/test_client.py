@@ -2,6 +2,7 @@
 
 import json
 import uuid
+from datetime import UTC, datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -86,6 +87,42 @@ def test_session_exchange_messages_close_round_trip(api_key):
     # Resuming by id gives the same session back, for the same person.
     resumed = client.resolve_session(session_id=session.session_id, user_id=person)
     assert (resumed.session_id, resumed.status) == (session.session_id, "active")
+
+
+def test_times_are_sent_with_their_offset_only_when_given(api_key):
+    transport = Recorder()
+    client = _client(api_key, transport)
+    began = datetime.now(UTC).replace(microsecond=0) - timedelta(days=3, hours=2)
+    local = timezone(timedelta(hours=2))
+    session = client.resolve_session(display_name="Nana", started_at=began.astimezone(local))
+    assert session.created_at == began
+    client.store_exchange(
+        session.session_id, "Hello", "Hello, lovely.", occurred_at=began + timedelta(minutes=1)
+    )
+    client.store_exchange(session.session_id, "Who are you?", "I'm Clara.")
+    closed = client.close_session(session.session_id, ended_at=began + timedelta(minutes=5))
+    assert closed.ended_at == began + timedelta(minutes=5)
+
+    assert transport.bodies("/sessions")[0]["started_at"] == began.astimezone(local).isoformat()
+    sent = transport.bodies("/exchanges")
+    assert sent[0]["occurred_at"] == (began + timedelta(minutes=1)).isoformat()
+    assert "occurred_at" not in sent[1]
+    assert transport.bodies("/close") == [{"ended_at": (began + timedelta(minutes=5)).isoformat()}]
+    first, second = ChatMessage.objects.filter(role="user").order_by("sequence_number")
+    assert first.timestamp == began + timedelta(minutes=1)
+    assert second.timestamp > began + timedelta(days=3)  # now
+
+    with pytest.raises(ValueError, match="time zone"):
+        client.close_session(session.session_id, ended_at=datetime(2025, 1, 1, 12, 0))
+
+
+def test_a_close_without_a_time_sends_no_body(api_key):
+    transport = Recorder()
+    client = _client(api_key, transport)
+    session = client.resolve_session()
+    assert "started_at" not in transport.bodies("/sessions")[0]
+    client.close_session(session.session_id)
+    assert transport.requests[-1].content == b""
 
 
 def test_a_new_session_is_resumed_when_its_creation_is_retried(api_key):

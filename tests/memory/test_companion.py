@@ -4,6 +4,7 @@ import io
 import itertools
 import json
 import re
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -244,6 +245,15 @@ def test_a_turn_stores_the_reply_with_the_story_escalation_and_intent():
     assert stored["intent"] == result.intent == "comfort"
     assert stored["processing_time_ms"] == result.processing_time_ms >= 0
     assert stored["idempotency_key"]
+
+
+def test_a_turn_dates_the_stored_exchange_only_when_asked():
+    client = FakeClient(_context())
+    companion = Companion(client)
+    at = datetime(2025, 3, 3, 18, 30, tzinfo=UTC)
+    companion.turn("s-1", "Where am I?", occurred_at=at)
+    companion.turn("s-1", "Where am I?")
+    assert [stored["occurred_at"] for stored in client.stored] == [at, None]
 
 
 def test_a_plain_turn_has_no_story_and_the_question_type_as_intent():

@@ -12,8 +12,9 @@ def _at_least_one(value: str) -> int:
 
 class Command(BaseCommand):
     help = (
-        "Load demo people and weeks of conversations with Clara, through the same services as "
-        "the bot API. Only into an empty database: the same seed always gives the same data."
+        "Load demo people and weeks of conversations with Clara, played through the bot API "
+        "(in-process) by the reference companion with its offline replies. Only into an empty "
+        "database: the same seed always gives the same data."
     )
 
     def add_arguments(self, parser):
