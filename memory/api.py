@@ -86,7 +86,10 @@ def get_session(request, session_id: UUID):
 def query_memory(request, session_id: UUID, payload: QueryIn):
     """The per-turn memory read: repetition result, conversation window, emotions. Stores nothing."""
     result = selectors.memory_query(
-        session_id=session_id, message=payload.message, emotion=_reading(payload.emotion)
+        session_id=session_id,
+        message=payload.message,
+        emotion=_reading(payload.emotion),
+        now=payload.occurred_at,
     )
     return {
         "is_repeat": result.is_repeat,
@@ -111,7 +114,10 @@ def build_context(request, session_id: UUID, payload: QueryIn):
     not be put in the prompt. Store the exchange afterwards with the narrative and escalation.
     """
     result = selectors.context_build(
-        session_id=session_id, message=payload.message, emotion=_reading(payload.emotion)
+        session_id=session_id,
+        message=payload.message,
+        emotion=_reading(payload.emotion),
+        now=payload.occurred_at,
     )
     query, reading = result.query, result.query.current_emotion
     narrative = None

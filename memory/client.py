@@ -298,10 +298,17 @@ class ClaraClient:
     # Each turn
 
     def context(
-        self, session_id: UUID | str, message: str, emotion: Emotion | Mapping | None = None
+        self,
+        session_id: UUID | str,
+        message: str,
+        emotion: Emotion | Mapping | None = None,
+        *,
+        occurred_at: datetime | None = None,
     ) -> Context:
         """Before answering: the prompt, messages and token budget for the LLM. Stores nothing."""
         body = {"message": message, "emotion": _plain(emotion)}
+        if occurred_at is not None:
+            body["occurred_at"] = _iso(occurred_at)
         return Context.from_json(
             self._request("POST", f"/sessions/{session_id}/context", json=body).json()
         )

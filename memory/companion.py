@@ -71,10 +71,13 @@ class Companion:
     ) -> TurnResult:
         """One turn: context → reply → store. Raises `ClaraApiError` if the memory refuses.
 
-        `occurred_at` dates the stored exchange (a turn replayed from an offline buffer).
+        `occurred_at` dates the turn (one replayed from an offline buffer): the context is
+        built as of then, and the exchange is stored with that time.
         """
         started = time.monotonic()
-        context = self.client.context(session_id, person_message, emotion=emotion)
+        context = self.client.context(
+            session_id, person_message, emotion=emotion, occurred_at=occurred_at
+        )
         reply = self.replier.reply(session_id, person_message, context)
         intent = intent_for(context)
         elapsed_ms = int((time.monotonic() - started) * 1000)

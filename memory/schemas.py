@@ -128,6 +128,9 @@ class QueryIn(RequestSchema):
     message: MessageText
     # Optional: the bot's own reading of this message; without it the built-in reader is used.
     emotion: EmotionIn | None = None
+    # Optional: when the turn happens, for a bot replaying turns it buffered offline; default
+    # now. Sets the 7-day cross-session window and which stories count as heard lately.
+    occurred_at: PastTime | None = None
 
 
 class WindowMessageOut(Schema):

@@ -221,8 +221,10 @@ class FakeClient:
     def __init__(self, context: Context):
         self._context = context
         self.stored: list[dict] = []
+        self.context_times: list = []
 
-    def context(self, session_id, message, emotion=None):
+    def context(self, session_id, message, emotion=None, occurred_at=None):
+        self.context_times.append(occurred_at)
         return self._context
 
     def store_exchange(self, session_id, user_message, assistant_message, **fields):
@@ -254,6 +256,7 @@ def test_a_turn_dates_the_stored_exchange_only_when_asked():
     companion.turn("s-1", "Where am I?", occurred_at=at)
     companion.turn("s-1", "Where am I?")
     assert [stored["occurred_at"] for stored in client.stored] == [at, None]
+    assert client.context_times == [at, None]  # the context is built as of the turn, too
 
 
 def test_a_plain_turn_has_no_story_and_the_question_type_as_intent():

@@ -2,6 +2,7 @@
 
 import re
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -458,3 +459,21 @@ def test_an_avoided_topic_never_reaches_the_chosen_story(api):
             story["text"],
             narrative=services.NarrativeRef(story["id"], "seed", story["category"]),
         )
+
+
+@pytest.mark.django_db
+def test_a_replayed_turn_counts_other_sessions_as_of_its_own_time(api):
+    user_id = uuid.uuid4()
+    long_ago = datetime(2026, 10, 1, 18, 0, tzinfo=UTC)
+    earlier, _ = services.session_resolve(user_id=user_id, at=long_ago)
+    _exchange(earlier.id, "Where am I?", at=long_ago)
+    later, _ = services.session_resolve(user_id=user_id, at=long_ago + timedelta(days=2))
+    path = f"/api/v1/sessions/{later.id}/context"
+
+    as_of_then = api.post(
+        path, {"message": "Where am I?", "occurred_at": "2026-10-03T18:00:00+00:00"}
+    ).json()
+    as_of_now = api.post(path, {"message": "Where am I?"}).json()
+
+    assert as_of_then["analysis"]["cross_session_repeat_count"] == 1
+    assert as_of_now["analysis"]["cross_session_repeat_count"] == 0
