@@ -492,3 +492,117 @@ class NarrativeAdmin(admin.ModelAdmin):
     @admin.display(description="person", ordering="person__display_name")
     def person_link(self, obj):
         return _change_link(obj.person)
+
+
+# --- Insights: summaries, trends and alerts -------------------------------------------------
+# Imported here, at the end, so this section can be read (and moved) on its own.
+from memory import alerts as alerts_service  # noqa: E402
+from memory.models import Alert, PersonTrend, RollingSummary, SummarySpine  # noqa: E402
+
+
+class ComputedAdmin(admin.ModelAdmin):
+    """Rows the background jobs compute: operators look, the jobs write."""
+
+    show_full_result_count = False
+    list_per_page = 50
+    list_select_related = ("person",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="person", ordering="person__display_name")
+    def person_link(self, obj):
+        return _change_link(obj.person)
+
+
+@admin.register(RollingSummary)
+class RollingSummaryAdmin(ComputedAdmin):
+    list_display = ("person_link", "persona", "short_text", "messages_covered", "updated_at")
+    list_filter = ("persona",)
+    search_fields = ("=person__id", "person__display_name")
+    ordering = ("-updated_at",)
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return _short(obj.text)
+
+
+@admin.register(SummarySpine)
+class SummarySpineAdmin(ComputedAdmin):
+    list_display = ("person_link", "persona", "version", "message_count", "created_at")
+    list_filter = ("persona",)
+    search_fields = ("=person__id", "person__display_name")
+    ordering = ("-created_at",)
+
+
+@admin.register(PersonTrend)
+class PersonTrendAdmin(ComputedAdmin):
+    list_display = ("person_link", "day", "baseline", "computed_at")
+    search_fields = ("=person__id", "person__display_name")
+    date_hierarchy = "day"
+    ordering = ("-day",)
+
+    @admin.display(description="baseline distress")
+    def baseline(self, obj):
+        return obj.data.get("baseline_distress")
+
+
+@admin.register(Alert)
+class AlertAdmin(admin.ModelAdmin):
+    """The caregiver alert outbox. Alerts are raised by the system; people act on them here."""
+
+    show_full_result_count = False
+    list_per_page = 50
+    list_display = ("created_at", "kind", "status", "person_link", "session_link", "acted_at")
+    list_select_related = ("person", "session", "acted_by")
+    list_filter = ("status", "kind")
+    search_fields = ("=person__id", "person__display_name", "dedupe_key")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at",)
+    actions = ["mark_looking_into", "mark_acknowledged"]
+    readonly_fields = (
+        "person",
+        "session",
+        "kind",
+        "detail",
+        "dedupe_key",
+        "created_at",
+        "status",
+        "acted_by",
+        "acted_at",
+    )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="person", ordering="person__display_name")
+    def person_link(self, obj):
+        return _change_link(obj.person)
+
+    @admin.display(description="session", ordering="session__created_at")
+    def session_link(self, obj):
+        return _change_link(obj.session)
+
+    def _set_status(self, request, queryset, status):
+        for alert_id in queryset.values_list("id", flat=True):
+            alerts_service.alert_set_status(
+                alert_id=alert_id, status=status, user_id=request.user.pk
+            )
+        self.message_user(request, f"{queryset.count()} alert(s) marked {status.label.lower()}.")
+
+    @admin.action(description="Mark selected alerts as being looked into", permissions=["change"])
+    def mark_looking_into(self, request, queryset):
+        self._set_status(request, queryset, Alert.Status.LOOKING_INTO)
+
+    @admin.action(description="Acknowledge selected alerts", permissions=["change"])
+    def mark_acknowledged(self, request, queryset):
+        self._set_status(request, queryset, Alert.Status.ACKNOWLEDGED)

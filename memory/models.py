@@ -7,6 +7,7 @@ product updates or deletes them.
 
 import uuid
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -388,7 +389,10 @@ DEFAULT_PERSONA = "clara"
 class RollingSummary(models.Model):
     """A short running account of the person's latest conversation, overwritten every 4 turns."""
 
-    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="rolling_summaries")
+    # Indexed by the unique constraint below, which leads with it.
+    person = models.ForeignKey(
+        Person, on_delete=models.CASCADE, related_name="rolling_summaries", db_index=False
+    )
     persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
     text = models.CharField(max_length=600)
     # The person's total message count (all sessions) when this text was written.
@@ -399,7 +403,9 @@ class RollingSummary(models.Model):
         db_table = "rolling_summaries"
         constraints = [
             # One running summary per person and persona; also the lookup of each update.
-            models.UniqueConstraint(fields=["person", "persona"], name="uniq_rolling_person_persona"),
+            models.UniqueConstraint(
+                fields=["person", "persona"], name="uniq_rolling_person_persona"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -409,7 +415,10 @@ class RollingSummary(models.Model):
 class SummarySpine(models.Model):
     """A versioned long-term outline of the person (profile, people, open loops); new every 20+ messages."""
 
-    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="summary_spines")
+    # Indexed by the unique constraint below, which leads with it.
+    person = models.ForeignKey(
+        Person, on_delete=models.CASCADE, related_name="summary_spines", db_index=False
+    )
     persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
     version = models.PositiveIntegerField()
     content = models.JSONField(default=dict)
@@ -433,7 +442,10 @@ class SummarySpine(models.Model):
 class PersonTrend(models.Model):
     """A person's emotional trends as of one day (their own time zone): for caregivers only."""
 
-    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="trends")
+    # Indexed by the unique constraint below, which leads with it.
+    person = models.ForeignKey(
+        Person, on_delete=models.CASCADE, related_name="trends", db_index=False
+    )
     day = models.DateField()
     data = models.JSONField(default=dict)
     computed_at = models.DateTimeField()
@@ -463,8 +475,14 @@ class Alert(models.Model):
         ACKNOWLEDGED = "acknowledged"
 
     # Null for an escalation in an anonymous session: the alert must not be lost for want of a person.
+    # Indexed by idx_alerts_person_created, which leads with it.
     person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.PROTECT, related_name="alerts"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="alerts",
+        db_index=False,
     )
     session = models.ForeignKey(
         Session,
@@ -472,7 +490,6 @@ class Alert(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="alerts",
-        db_index=False,
     )
     kind = models.CharField(max_length=32, choices=Kind.choices)
     detail = models.JSONField(default=dict, blank=True)
@@ -481,7 +498,11 @@ class Alert(models.Model):
     created_at = models.DateTimeField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     acted_by = models.ForeignKey(
-        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
     )
     acted_at = models.DateTimeField(null=True, blank=True)
 
