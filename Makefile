@@ -1,4 +1,5 @@
-# Clara Memory. `make run` serves a demo on a fresh clone; `make test` runs the suite.
+# Clara Memory. `make run` serves a demo on a fresh clone (web, worker and scheduler); `make test`
+# runs the suite.
 PY := .venv/bin/python
 UV_VERSION := 0.13.9
 PORT ?= 8000
@@ -20,7 +21,12 @@ run: install
 	$(PY) manage.py replay_recovery_log
 	$(PY) manage.py load_demo --if-empty
 	$(PY) manage.py create_api_key "make run"
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	@# Web, worker and scheduler together (Procfile.dev); Ctrl-C stops all three, and so does one
+	@# of them exiting. honcho kills what is still running after KILL_WAIT; the worker on the
+	@# embedded broker takes up to ~7 s to stop cleanly, so it gets 20. --env /dev/null: settings
+	@# come from the environment only, as for the commands above.
+	PYTHONUNBUFFERED=1 $(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
+		start --env /dev/null --procfile Procfile.dev --port $(PORT)
 
 test: install
 	$(PY) manage.py makemigrations --check --dry-run

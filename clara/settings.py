@@ -137,6 +137,56 @@ CLARA_RECOVERY_LOG = Path(env_str("CLARA_RECOVERY_LOG", str(DATA_DIR / "recovery
 # A session with no activity for this long is expired by the idle sweep.
 CLARA_SESSION_IDLE_MINUTES = env_int("CLARA_SESSION_IDLE_MINUTES", 30)
 
+# --- Background jobs (Celery, configured from the CELERY_ settings below) ---------------------
+# With REDIS_URL, Redis is the broker and the result backend. Without it, an embedded broker that
+# needs no server: kombu's filesystem transport (one message per file under data/broker/queue) and
+# a file result backend beside it. It serves one machine; production wants Redis, so with DEBUG
+# off the embedded broker must be asked for explicitly with CELERY_EMBEDDED_BROKER=1.
+REDIS_URL = env_str("REDIS_URL", "")
+# (Not CELERY_-prefixed, so they stay out of the Celery configuration.)
+EMBEDDED_BROKER_ALLOWED = env_bool("CELERY_EMBEDDED_BROKER", False)
+EMBEDDED_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(DATA_DIR / "broker")))
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+else:
+    if not DEBUG and not EMBEDDED_BROKER_ALLOWED:
+        raise ImproperlyConfigured(
+            "REDIS_URL must be set when DEBUG is off (or set CELERY_EMBEDDED_BROKER=1 to run "
+            "the embedded single-machine broker on purpose)."
+        )
+    # The transport wants its folders to exist; in and out are the same folder, so whatever one
+    # process sends, another receives.
+    for _folder in ("queue", "processed", "results", "control"):
+        (EMBEDDED_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(EMBEDDED_BROKER_DIR / "queue"),
+        "data_folder_out": str(EMBEDDED_BROKER_DIR / "queue"),
+        "processed_folder": str(EMBEDDED_BROKER_DIR / "processed"),
+        "store_processed": False,
+        # Broadcast exchanges (worker remote control); kombu's default is ./control.
+        "control_folder": str(EMBEDDED_BROKER_DIR / "control"),
+    }
+    # Results as files; beat's built-in daily cleanup deletes them after CELERY_RESULT_EXPIRES.
+    CELERY_RESULT_BACKEND = f"file://{EMBEDDED_BROKER_DIR / 'results'}"
+CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES_SECONDS", 24 * 3600)
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A task is acknowledged only once it has run, so a worker that dies mid-task leaves it queued
+# (tasks are idempotent, so running one again is harmless); a worker takes one task at a time.
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Every task gets SoftTimeLimitExceeded after the soft limit and is killed at the hard one
+# (enforced by the prefork pool that `make run` uses).
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Beat remembers when each entry last ran here.
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,0 +1,34 @@
+"""The Celery app: broker, results and limits come from the CELERY_ settings in clara/settings.py.
+
+Run a worker with `celery -A clara worker -l info` and the scheduler with `celery -A clara beat`
+(`make run` starts both beside the web server).
+"""
+
+import os
+
+from celery import Celery
+from celery.schedules import crontab
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clara.settings")
+
+app = Celery("clara")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+# The periodic tasks. Each entry runs one task on its schedule; a job that concerns every person
+# should be a task that fans out into one task per person, so that one slow person doesn't hold
+# up the rest. Add entries here, each with a comment saying when and why.
+app.conf.beat_schedule = {
+    # * * * * *  Expire sessions idle for CLARA_SESSION_IDLE_MINUTES, so they get closed
+    # (dominant emotion, and later the summary) even if the bot never says goodbye.
+    "expire-idle-sessions": {
+        "task": "memory.tasks.expire_idle_sessions",
+        "schedule": crontab(minute="*"),
+    },
+    # * * * * *  Store the exchanges the database refused (kept in data/recovery.jsonl), soon
+    # after it is back. Cheap when the log is empty: one file check.
+    "replay-recovery-log": {
+        "task": "memory.tasks.replay_recovery_log",
+        "schedule": crontab(minute="*"),
+    },
+}
