@@ -31,4 +31,10 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.replay_recovery_log",
         "schedule": crontab(minute="*"),
     },
+    # 30 2 * * *  Each active person's trends for the day, then their trend alerts; fans out
+    # into one task per person. Early morning UTC, after most people's evenings.
+    "compute-all-trends": {
+        "task": "memory.tasks.compute_all_trends",
+        "schedule": crontab(minute=30, hour=2),
+    },
 }

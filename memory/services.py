@@ -17,14 +17,15 @@ from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
+from memory import alerts, recovery, repetition, storage, tasks
 from memory import emotion as emotion_reader
 from memory import escalation as escalation_detector
-from memory import recovery, repetition, storage
 from memory.context import CHRONIC_AT as CHRONIC_REPEATS
 from memory.emotion import EmotionReading
 from memory.errors import Conflict, DomainError, Invalid, NotFound
 from memory.ids import uuid7
 from memory.models import (
+    Alert,
     ApiKey,
     ChatMessage,
     DetectedEmotion,
@@ -130,7 +131,7 @@ def session_resolve(
         if session.person_id is None and person is not None:
             session.person = person
             # The anonymous part of the session becomes part of this person's history.
-            for model in (ChatMessage, DetectedEmotion, RepetitionRecord, NarrativeUsage):
+            for model in (ChatMessage, DetectedEmotion, RepetitionRecord, NarrativeUsage, Alert):
                 model.objects.filter(session_id=session.id, person__isnull=True).update(
                     person=person
                 )
@@ -153,6 +154,8 @@ def _session_close_locked(*, session: Session, at: datetime, status: str) -> Ses
         "escalation_triggered": session.escalation_triggered,
     }
     session.save(update_fields=["status", "ended_at", "dominant_emotion", "session_summary"])
+    # The caregivers' summary reads the whole session: a job, after this commits.
+    tasks.compute_session_summary.delay_on_commit(str(session.id))
     return session
 
 
@@ -210,6 +213,9 @@ def sessions_expire_idle(*, now: datetime | None = None) -> int:
 
 
 # --- Exchanges -----------------------------------------------------------------------------
+
+# Messages between rolling-summary refreshes: every 4 turns.
+ROLLING_SUMMARY_EVERY = 8
 
 
 def _stored_exchange_for_key(
@@ -332,12 +338,11 @@ def _exchange_write(
             cursor.execute(storage.SESSION_RECENT_DISTRESS, [db_session_id, 3])
             recent = [row[0] for row in cursor.fetchall()][::-1]
             emotion = emotion_reader.analyse(user_message, recent_distress=recent)
-        escalation = (
-            escalation
-            or escalation_detector.detect(
-                user_message, emotion=emotion.emotion, distress=emotion.distress_score
-            ).escalate
+        detected = escalation_detector.detect(
+            user_message, emotion=emotion.emotion, distress=emotion.distress_score
         )
+        escalation_reason = detected.reason or ("flagged_by_companion" if escalation else None)
+        escalation = escalation or detected.escalate
 
         db_person_id = person_id  # already in the database's own form
         sequence = message_count + 1
@@ -388,6 +393,16 @@ def _exchange_write(
         )
         if person_id is not None:
             cursor.execute(storage.TOUCH_PERSON, [db_at, db_person_id, db_at])
+        if escalation and not escalated:
+            # In this transaction: the alert exists exactly when the escalation does.
+            alerts.escalation_alert_raise(
+                person_id=storage.from_db_uuid(person_id),
+                session_id=session_id,
+                reason=escalation_reason,
+                at=at,
+            )
+    if (sequence + 1) % ROLLING_SUMMARY_EVERY == 0:
+        tasks.update_rolling_summary.delay_on_commit(str(session_id))
 
     return StoredExchange(user_id, sequence, assistant_id, sequence + 1, created=True)
 

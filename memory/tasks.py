@@ -6,6 +6,7 @@ import services inside the function.
 """
 
 import dataclasses
+import uuid
 
 from celery import shared_task
 from django.db import OperationalError
@@ -40,3 +41,43 @@ def replay_recovery_log() -> dict[str, int]:
     from memory import services
 
     return dataclasses.asdict(services.recovery_replay())
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def compute_session_summary(session_id: str) -> None:
+    """Write the caregivers' summary of a closed or expired session (replaces the basic one)."""
+    from memory import summaries
+
+    summaries.session_summary_compute(session_id=uuid.UUID(session_id))
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def update_rolling_summary(session_id: str) -> None:
+    """Refresh the person's rolling summary, then their summary spine; each is a no-op until due."""
+    from memory import summaries
+    from memory.models import Session
+
+    summaries.rolling_summary_update(session_id=uuid.UUID(session_id))
+    person_id = Session.objects.filter(id=session_id).values_list("person_id", flat=True).first()
+    if person_id is not None:
+        summaries.summary_spine_update(person_id=person_id)
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def compute_person_trends(person_id: str) -> None:
+    """Today's trends row for one person, then the alerts those trends call for."""
+    from memory import alerts, trends
+
+    trends.person_trends_compute(person_id=uuid.UUID(person_id))
+    alerts.alerts_from_trends(person_id=uuid.UUID(person_id))
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def compute_all_trends() -> int:
+    """Fan out: one compute_person_trends per person active in the last 30 days."""
+    from memory import trends
+
+    people = trends.people_due_for_trends()
+    for person_id in people:
+        compute_person_trends.delay(str(person_id))
+    return len(people)

@@ -3,7 +3,13 @@ import json
 import pytest
 from django.test import Client
 
+from clara.celery import app as celery_app
 from memory import services
+
+# Tasks that tests enqueue (after a real commit) go to an in-memory broker, never into the
+# development queue under data/ that `make run`'s worker reads. Integration tests start their
+# own worker and client app on a broker of their own.
+celery_app.conf.update(broker_url="memory://", result_backend="cache+memory://")
 
 
 @pytest.fixture(autouse=True)

@@ -48,7 +48,7 @@ def _calm_history(person_id, sessions=5, *, messages=None):
 
 
 def test_raising_an_alert_twice_with_one_key_stores_one():
-    session = _session(uuid.uuid4(), NOW, [("Help me", 0.9)])
+    session = _session(uuid.uuid4(), NOW, [("Where am I?", 0.6)])
     key = alerts.escalation_dedupe_key(session.id)
 
     first, created = alerts.alert_raise(
@@ -87,7 +87,7 @@ def test_an_alert_rolls_back_with_the_event_that_raised_it():
 
 
 def test_escalation_alert_uses_the_session_key():
-    session = _session(uuid.uuid4(), NOW, [("I fell", 0.9)])
+    session = _session(uuid.uuid4(), NOW, [("Where am I?", 0.6)])
 
     alert, _ = alerts.escalation_alert_raise(
         person_id=session.person_id, session_id=session.id, reason="fall", at=NOW

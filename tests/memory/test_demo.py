@@ -73,7 +73,12 @@ def _snapshot() -> dict:
 
 
 def _delete_everything():
-    for model in (NarrativeUsage, RepetitionRecord, DetectedEmotion, ChatMessage, Session, Person):
+    from memory.models import Alert, PersonTrend, RollingSummary, SummarySpine
+
+    for model in (
+        Alert, RollingSummary, SummarySpine, PersonTrend,
+        NarrativeUsage, RepetitionRecord, DetectedEmotion, ChatMessage, Session, Person,
+    ):  # fmt: skip
         model.objects.all().delete()
 
 
