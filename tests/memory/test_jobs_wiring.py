@@ -168,3 +168,16 @@ def test_the_escalation_alert_names_the_reason():
     )
 
     assert Alert.objects.get().detail == {"reason": "fall"}
+
+
+def test_trends_can_be_computed_on_demand(capsys):
+    from django.core.management import call_command
+
+    from memory.models import PersonTrend
+
+    session = _closed_session_with_talk()
+
+    call_command("compute_trends")
+
+    assert PersonTrend.objects.filter(person_id=session.person_id).exists()
+    assert "Trends computed for 1 person(s)" in capsys.readouterr().out
