@@ -1140,6 +1140,9 @@ def start_gunicorn(database: Path, size: int) -> tuple[subprocess.Popen, int, Pa
         {
             "DEBUG": "0",
             "CELERY_EMBEDDED_BROKER": "1",
+            # Jobs the server enqueues land in a queue of the benchmark's own, not the
+            # development queue that `make run`'s worker reads.
+            "CELERY_BROKER_DIR": str(BENCH_DIR / "broker"),
             "SECRET_KEY": "bench",
             "ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": f"sqlite:///{database}",
@@ -1274,6 +1277,11 @@ def run_child(args) -> None:
     import django
 
     django.setup()
+    from clara.celery import app as celery_app
+
+    # The write path enqueues a rolling-summary job every fourth turn. Here it goes to an
+    # in-memory broker (about what Redis costs a request), never into the development queue.
+    celery_app.conf.update(broker_url="memory://", result_backend="cache+memory://")
     from django.core.management import call_command
     from django.db import connection
 

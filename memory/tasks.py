@@ -6,10 +6,15 @@ import services inside the function.
 """
 
 import dataclasses
+import logging
 import uuid
 
 from celery import shared_task
 from django.db import OperationalError
+
+from memory.errors import NotFound
+
+logger = logging.getLogger(__name__)
 
 # A database that is locked, restarting or unreachable is retried with growing pauses
 # (1 s, 2 s, 4 s, ... with jitter), five times at most.
@@ -48,7 +53,10 @@ def compute_session_summary(session_id: str) -> None:
     """Write the caregivers' summary of a closed or expired session (replaces the basic one)."""
     from memory import summaries
 
-    summaries.session_summary_compute(session_id=uuid.UUID(session_id))
+    try:
+        summaries.session_summary_compute(session_id=uuid.UUID(session_id))
+    except NotFound:
+        logger.warning("session summary: no session %s (nothing to do)", session_id)
 
 
 @shared_task(**RETRY_ON_DATABASE_ERRORS)
@@ -57,7 +65,11 @@ def update_rolling_summary(session_id: str) -> None:
     from memory import summaries
     from memory.models import Session
 
-    summaries.rolling_summary_update(session_id=uuid.UUID(session_id))
+    try:
+        summaries.rolling_summary_update(session_id=uuid.UUID(session_id))
+    except NotFound:
+        logger.warning("rolling summary: no session %s (nothing to do)", session_id)
+        return
     person_id = Session.objects.filter(id=session_id).values_list("person_id", flat=True).first()
     if person_id is not None:
         summaries.summary_spine_update(person_id=person_id)

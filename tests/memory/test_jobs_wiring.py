@@ -181,3 +181,12 @@ def test_trends_can_be_computed_on_demand(capsys):
 
     assert PersonTrend.objects.filter(person_id=session.person_id).exists()
     assert "Trends computed for 1 person(s)" in capsys.readouterr().out
+
+
+def test_a_job_for_a_session_that_is_not_there_does_nothing_and_does_not_fail():
+    missing = str(uuid.uuid4())
+
+    tasks.compute_session_summary(missing)
+    tasks.update_rolling_summary(missing)
+
+    assert not Session.objects.filter(id=missing).exists()
