@@ -17,6 +17,7 @@ from django.utils.text import Truncator
 
 from memory import services
 from memory.models import (
+    Alert,
     ApiKey,
     ChatMessage,
     DetectedEmotion,
@@ -24,9 +25,12 @@ from memory.models import (
     Narrative,
     NarrativeUsage,
     Person,
+    PersonTrend,
     QuestionType,
     RepetitionRecord,
+    RollingSummary,
     Session,
+    SummarySpine,
 )
 
 admin.site.site_header = "Clara Memory"
@@ -55,14 +59,12 @@ def _short(text: str | None, length: int = 80) -> str:
     return Truncator(text or "").chars(length)
 
 
-class AppendOnlyAdmin(admin.ModelAdmin):
-    """History the product only ever appends to: operators may look, never add, change or delete."""
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows only the product writes: operators may look, never add, change or delete."""
 
     # Large tables: no second full COUNT(*) when a filter or search is applied.
     show_full_result_count = False
     list_per_page = 50
-    date_hierarchy = "timestamp"
-    ordering = ("-timestamp",)
 
     def has_add_permission(self, request):
         return False
@@ -73,13 +75,20 @@ class AppendOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="session", ordering="session__created_at")
-    def session_link(self, obj):
-        return _change_link(obj.session)
-
     @admin.display(description="person", ordering="person__display_name")
     def person_link(self, obj):
         return _change_link(obj.person)
+
+
+class AppendOnlyAdmin(ReadOnlyAdmin):
+    """History the product only ever appends to."""
+
+    date_hierarchy = "timestamp"
+    ordering = ("-timestamp",)
+
+    @admin.display(description="session", ordering="session__created_at")
+    def session_link(self, obj):
+        return _change_link(obj.session)
 
 
 # --- People and sessions ------------------------------------------------------------------
@@ -497,28 +506,12 @@ class NarrativeAdmin(admin.ModelAdmin):
 # --- Insights: summaries, trends and alerts -------------------------------------------------
 # Imported here, at the end, so this section can be read (and moved) on its own.
 from memory import alerts as alerts_service  # noqa: E402
-from memory.models import Alert, PersonTrend, RollingSummary, SummarySpine  # noqa: E402
 
 
-class ComputedAdmin(admin.ModelAdmin):
+class ComputedAdmin(ReadOnlyAdmin):
     """Rows the background jobs compute: operators look, the jobs write."""
 
-    show_full_result_count = False
-    list_per_page = 50
     list_select_related = ("person",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    @admin.display(description="person", ordering="person__display_name")
-    def person_link(self, obj):
-        return _change_link(obj.person)
 
 
 @admin.register(RollingSummary)
