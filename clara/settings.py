@@ -167,6 +167,9 @@ else:
         "store_processed": False,
         # Broadcast exchanges (worker remote control); kombu's default is ./control.
         "control_folder": str(EMBEDDED_BROKER_DIR / "control"),
+        # How often an idle worker looks for new files (kombu's default, 1 s, also paces a
+        # backlog to about one task a second per worker process).
+        "polling_interval": 0.1,
     }
     # Results as files; beat's built-in daily cleanup deletes them after CELERY_RESULT_EXPIRES.
     CELERY_RESULT_BACKEND = f"file://{EMBEDDED_BROKER_DIR / 'results'}"
