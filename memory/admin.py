@@ -59,7 +59,19 @@ def _short(text: str | None, length: int = 80) -> str:
     return Truncator(text or "").chars(length)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class LinksMixin:
+    """List columns that link to the row's person and session pages."""
+
+    @admin.display(description="person", ordering="person__display_name")
+    def person_link(self, obj):
+        return _change_link(obj.person)
+
+    @admin.display(description="session", ordering="session__created_at")
+    def session_link(self, obj):
+        return _change_link(obj.session)
+
+
+class ReadOnlyAdmin(LinksMixin, admin.ModelAdmin):
     """Rows only the product writes: operators may look, never add, change or delete."""
 
     # Large tables: no second full COUNT(*) when a filter or search is applied.
@@ -75,20 +87,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="person", ordering="person__display_name")
-    def person_link(self, obj):
-        return _change_link(obj.person)
-
 
 class AppendOnlyAdmin(ReadOnlyAdmin):
     """History the product only ever appends to."""
 
     date_hierarchy = "timestamp"
     ordering = ("-timestamp",)
-
-    @admin.display(description="session", ordering="session__created_at")
-    def session_link(self, obj):
-        return _change_link(obj.session)
 
 
 # --- People and sessions ------------------------------------------------------------------
@@ -194,7 +198,7 @@ class ChatMessageInline(admin.TabularInline):
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(LinksMixin, admin.ModelAdmin):
     list_display = (
         "id",
         "person_link",
@@ -237,10 +241,6 @@ class SessionAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         # Messages and emotions point at the session (PROTECT): sessions are never deleted.
         return False
-
-    @admin.display(description="person", ordering="person__display_name")
-    def person_link(self, obj):
-        return _change_link(obj.person)
 
     @admin.display(description="duration")
     def duration(self, obj):
@@ -465,7 +465,7 @@ class NarrativeForm(forms.ModelForm):
 
 
 @admin.register(Narrative)
-class NarrativeAdmin(admin.ModelAdmin):
+class NarrativeAdmin(LinksMixin, admin.ModelAdmin):
     """The team's story library and caregivers' stories about a person; operators edit both.
 
     Deactivate a narrative rather than delete it: usage history keeps pointing at its id.
@@ -497,10 +497,6 @@ class NarrativeAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # The id is the primary key: changing it would save a second narrative, not rename one.
         return ("created_at", "updated_at") + (("id",) if obj is not None else ())
-
-    @admin.display(description="person", ordering="person__display_name")
-    def person_link(self, obj):
-        return _change_link(obj.person)
 
 
 # --- Insights: summaries, trends and alerts -------------------------------------------------
@@ -547,7 +543,7 @@ class PersonTrendAdmin(ComputedAdmin):
 
 
 @admin.register(Alert)
-class AlertAdmin(admin.ModelAdmin):
+class AlertAdmin(LinksMixin, admin.ModelAdmin):
     """The caregiver alert outbox. Alerts are raised by the system; people act on them here."""
 
     show_full_result_count = False
@@ -576,14 +572,6 @@ class AlertAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-    @admin.display(description="person", ordering="person__display_name")
-    def person_link(self, obj):
-        return _change_link(obj.person)
-
-    @admin.display(description="session", ordering="session__created_at")
-    def session_link(self, obj):
-        return _change_link(obj.session)
 
     def _set_status(self, request, queryset, status):
         for alert_id in queryset.values_list("id", flat=True):

@@ -2,7 +2,6 @@
 
 from uuid import UUID
 
-from django.utils import timezone
 from ninja import Body, Query, Router, Schema, Status
 from ninja.security import HttpBearer
 from pydantic import Field
@@ -177,7 +176,7 @@ def store_exchange(request, session_id: UUID, payload: ExchangeIn):
         narrative=narrative,
         processing_time_ms=payload.processing_time_ms,
         escalation=payload.escalation,
-        at=payload.occurred_at or timezone.now(),
+        at=payload.occurred_at,
     )
     if isinstance(result, services.PendingExchange):
         return Status(

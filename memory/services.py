@@ -413,7 +413,8 @@ def exchange_submit(**fields) -> StoredExchange | PendingExchange:
     Takes the arguments of `exchange_record`. The log entry carries an idempotency key (the
     client's, or a new one), so replaying it can never store the exchange twice.
     """
-    fields.setdefault("at", timezone.now())
+    # Fixed now, so the exchange keeps its real time if it is stored later from the log.
+    fields["at"] = fields.get("at") or timezone.now()
     try:
         return exchange_record(**fields)
     except (IntegrityError, DataError):

@@ -190,3 +190,24 @@ def test_a_job_for_a_session_that_is_not_there_does_nothing_and_does_not_fail():
     tasks.update_rolling_summary(missing)
 
     assert not Session.objects.filter(id=missing).exists()
+
+
+@pytest.mark.parametrize(
+    ("person", "message"),
+    [("not-a-uuid", "must be a person's id"), (str(uuid.uuid4()), "No person with id")],
+)
+def test_compute_trends_refuses_a_bad_person_clearly(person, message):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match=message):
+        call_command("compute_trends", person=person)
+
+
+def test_create_api_key_refuses_a_blank_name():
+    from django.core.management import CommandError, call_command
+
+    from memory.models import ApiKey
+
+    with pytest.raises(CommandError, match="needs a name"):
+        call_command("create_api_key", "   ")
+    assert not ApiKey.objects.exists()

@@ -1,6 +1,9 @@
-from django.core.management.base import BaseCommand
+import uuid
+
+from django.core.management.base import BaseCommand, CommandError
 
 from memory import alerts, trends
+from memory.models import Person
 
 
 class Command(BaseCommand):
@@ -13,7 +16,16 @@ class Command(BaseCommand):
         parser.add_argument("--person", help="one person's id (default: everyone active)")
 
     def handle(self, *args, person: str | None = None, **options):
-        people = [person] if person else trends.people_due_for_trends()
+        if person is not None:
+            try:
+                person_id = uuid.UUID(person)
+            except ValueError:
+                raise CommandError(
+                    f"--person must be a person's id (a UUID), got {person!r}."
+                ) from None
+            if not Person.objects.filter(id=person_id).exists():
+                raise CommandError(f"No person with id {person_id}.")
+        people = [person_id] if person else trends.people_due_for_trends()
         raised = 0
         for person_id in people:
             trends.person_trends_compute(person_id=person_id)
