@@ -616,6 +616,9 @@ class Memory(models.Model):
     embedding = models.BinaryField(null=True, blank=True)
     # Null: every persona of the companion may use it.
     persona = models.CharField(max_length=32, null=True, blank=True)
+    # The scope's generation when this row last changed: search copies catch up by reading
+    # only the rows with a revision above the generation they hold.
+    revision = models.BigIntegerField(default=0)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -642,6 +645,8 @@ class Memory(models.Model):
         indexes = [
             # Search and listing load a scope's live rows; history reads a key's versions.
             models.Index(fields=["scope", "status"], name="idx_memories_scope_status"),
+            # A search copy catching up: the scope's rows changed since its generation.
+            models.Index(fields=["scope", "revision"], name="idx_memories_scope_revision"),
             models.Index(fields=["namespace", "key", "created_at"], name="idx_memories_key_hist"),
             # A person's memories for the caregiver's review, export and erasure.
             models.Index(fields=["person", "status"], name="idx_memories_person_status"),
@@ -670,6 +675,8 @@ class MemoryScope(models.Model):
 
     scope = models.CharField(max_length=300, primary_key=True)
     generation = models.BigIntegerField(default=0)
+    # Bumped when rows are deleted (forgetting, erasure): copies reload instead of catching up.
+    epoch = models.BigIntegerField(default=0)
 
     class Meta:
         db_table = "memory_scopes"
