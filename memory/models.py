@@ -603,6 +603,8 @@ class Memory(models.Model):
         related_name="superseded_by",
     )
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The lifetime it was given, so reading it can renew it (LangGraph's refresh_ttl).
+    ttl_minutes = models.FloatField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     use_count = models.PositiveIntegerField(default=0)
     source_message = models.ForeignKey(
