@@ -2,16 +2,47 @@
 
 import json
 import logging
+import threading
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
-from ninja.errors import HttpError, ValidationError
+from ninja.errors import HttpError, Throttled, ValidationError
+from ninja.throttling import BaseThrottle
 
+from clara import ratelimit
 from memory.api import BotKey
 from memory.errors import DomainError
 
 logger = logging.getLogger(__name__)
+
+
+class ApiKeyRateLimit(BaseThrottle):
+    """CLARA_API_RATE_LIMIT_PER_MINUTE requests per API key, counted across every web process.
+
+    Ninja runs throttles after authentication, so `request.auth` is the caller's key and a
+    request with a wrong key never spends anyone's budget. Over the limit ninja raises
+    `Throttled(wait=...)`, answered below as 429 with Retry-After.
+    """
+
+    def __init__(self) -> None:
+        # One instance serves every thread of a process: keep each request's wait apart.
+        self._local = threading.local()
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        key = getattr(request, "auth", None)
+        if key is None:
+            return True
+        decision = ratelimit.hit(
+            client_id=f"key:{key.prefix}", limit=settings.CLARA_API_RATE_LIMIT_PER_MINUTE
+        )
+        self._local.wait = decision.retry_after
+        return decision.allowed
+
+    def wait(self) -> float | None:
+        return getattr(self._local, "wait", None)
+
 
 api = NinjaAPI(
     title="Clara Memory API",
@@ -19,6 +50,7 @@ api = NinjaAPI(
     description="Persistent memory for Clara, a companion for people living with dementia.",
     urls_namespace="api",
     auth=BotKey(),
+    throttle=[ApiKeyRateLimit()],
 )
 api.add_router("/", "memory.api.router")
 
@@ -37,6 +69,19 @@ def malformed_json(request: HttpRequest, exc: json.JSONDecodeError) -> HttpRespo
         "field": "body",
     }
     return api.create_response(request, body, status=422)
+
+
+@api.exception_handler(Throttled)
+def rate_limited(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    wait = max(1, int(exc.wait or 1))
+    body = {
+        "detail": f"Too many requests for this API key; retry in {wait} s.",
+        "code": "rate_limited",
+        "field": None,
+    }
+    response = api.create_response(request, body, status=429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 @api.exception_handler(HttpError)

@@ -46,8 +46,15 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz and /readyz answer load balancers before host checks and the HTTPS redirect
+    # (a load balancer probes by IP over plain HTTP); they carry no personal data.
+    "clara.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy and Cache-Control: no-store on every response but static files.
+    "clara.middleware.PrivacyHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # 413 for an API body over CLARA_API_MAX_BODY_BYTES, before anything reads it.
+    "clara.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -97,7 +104,15 @@ TEMPLATES = [
 #   transaction_mode=IMMEDIATE takes the write lock at BEGIN, so two writers queue up instead of
 #                      deadlocking when both try to upgrade a read lock.
 DEFAULT_SQLITE_PATH = DATA_DIR / "clara.sqlite3"
-DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{DEFAULT_SQLITE_PATH}")
+DATABASE_URL = env_str("DATABASE_URL", "")
+if not DATABASE_URL:
+    if not DEBUG:
+        # A production server must say where its data lives; falling back to a file inside the
+        # checkout would quietly split the data between machines.
+        raise ImproperlyConfigured(
+            "DATABASE_URL must be set when DEBUG is off (postgres://... or sqlite:////abs/path)."
+        )
+    DATABASE_URL = f"sqlite:///{DEFAULT_SQLITE_PATH}"
 SQLITE_BUSY_TIMEOUT_MS = env_int("SQLITE_BUSY_TIMEOUT_MS", 5000)
 
 DATABASES = {
@@ -133,7 +148,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -143,6 +158,50 @@ STORAGES = {
         else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
+
+# --- HTTPS, browser headers and caches (production) --------------------------------------------
+# With DEBUG off, `manage.py check --deploy --fail-level WARNING` passes (CI runs it). Every value
+# can be changed from the environment; the defaults follow DEBUG so `make run` stays plain HTTP.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Probes may come over plain HTTP (they are answered by HealthCheckMiddleware anyway).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips it from clients), set
+# SECURE_PROXY_SSL_HEADER=1 so Django knows the request was HTTPS. Never set it without such a
+# proxy: a client could then claim HTTPS itself.
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+# Preloading puts the domain on browsers' built-in HTTPS lists, a decision for whoever owns the
+# domain (it is hard to undo); opt in with SECURE_HSTS_PRELOAD=1.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+# Content-Security-Policy, set by clara.middleware.PrivacyHeadersMiddleware. Scripts only from
+# our own origin: no inline script, no eval (chart data travels in <script type="application/json">
+# tags, which are data, not script). Inline styles are allowed because plotly.js and htmx insert
+# <style> elements at run time; styles cannot run code.
+CLARA_CONTENT_SECURITY_POLICY = env_str(
+    "CLARA_CONTENT_SECURITY_POLICY",
+    "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self'",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+            "form-action 'self'",
+        ]
+    ),
+)
 
 # --- Clara ----------------------------------------------------------------------------------
 # Exchanges that could not be written to the database are appended here and replayed later.
@@ -187,6 +246,9 @@ else:
     # Results as files; beat's built-in daily cleanup deletes them after CELERY_RESULT_EXPIRES.
     CELERY_RESULT_BACKEND = f"file://{EMBEDDED_BROKER_DIR / 'results'}"
 CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES_SECONDS", 24 * 3600)
+# The queue tasks go to and workers read: deployments (or test runs) sharing one Redis each use
+# their own, so a worker never picks up a task about another deployment's database.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -202,6 +264,44 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Beat remembers when each entry last ran here.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+
+# --- Cache and bot API limits ----------------------------------------------------------------
+# The cache holds the per-key rate-limit counters, so every web process must see the same one.
+# With REDIS_URL: Redis (INCR is atomic, shared by every machine). Without it: files under
+# data/cache, shared by the processes of one machine (the same reach as the embedded broker), with
+# the counters updated under a file lock. Not the database cache: on SQLite each API request
+# would then take the single write lock that exchanges need.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "clara",
+            # A slow or absent Redis must cost a request milliseconds, not the whole timeout.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(DATA_DIR / "cache"),
+            "KEY_PREFIX": "clara",
+            # Culling deletes a third of the entries at random when full; keep it rare.
+            "OPTIONS": {"MAX_ENTRIES": 10000},
+        }
+    }
+
+# Bot API limits. Requests per minute per API key (a sliding window over the cache above; 0 turns
+# the limit off): one key usually serves every conversation of one bot deployment, so it is
+# generous. Over it: 429 with Retry-After. A body over CLARA_API_MAX_BODY_BYTES gets 413 (an
+# exchange at the largest allowed messages is well under 256 KiB even with every character
+# JSON-escaped).
+CLARA_API_RATE_LIMIT_PER_MINUTE = env_int("CLARA_API_RATE_LIMIT_PER_MINUTE", 3000)
+CLARA_API_MAX_BODY_BYTES = env_int("CLARA_API_MAX_BODY_BYTES", 256 * 1024)
+# /readyz runs SQLite's `PRAGMA quick_check` at most this often per process (it reads the whole
+# file, so not on every probe); the result is reused in between.
+CLARA_READYZ_SQLITE_CHECK_SECONDS = env_int("CLARA_READYZ_SQLITE_CHECK_SECONDS", 300)
 
 LOGGING = {
     "version": 1,
