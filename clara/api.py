@@ -53,6 +53,8 @@ api = NinjaAPI(
     throttle=[ApiKeyRateLimit()],
 )
 api.add_router("/", "memory.api.router")
+api.add_router("/", "memory.api_memories.router")
+api.add_router("/", "memory.api_memories.tools_router")
 
 
 @api.exception_handler(DomainError)

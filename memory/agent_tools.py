@@ -1,0 +1,277 @@
+"""Memory tools an LLM agent can call: search_memory, upsert_memory, forget_memory, update_status.
+
+One definition per tool (a pydantic model for its arguments, a description, a function) gives
+the JSON schemas in OpenAI's and Anthropic's function formats, the REST endpoint
+(/api/v1/tools/<name>) and the MCP server the same behaviour and the same checks.
+
+Dementia-safe by construction: facts come back with whether a caregiver confirmed them, and an
+unconfirmed one carries a note not to state it as true or ask the person about it; conversation
+search only looks inside the session in progress and returns what was said, never when or how
+often.
+"""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memory import keyword, search, store
+from memory.errors import Invalid, NotFound
+from memory.models import ChatMessage, Memory, MemoryType, Session
+
+UNCONFIRMED_NOTE = (
+    "Mentioned in conversation, not confirmed by the family: do not state it as fact, and never "
+    "ask the person about it."
+)
+MemoryTypeName = Literal[tuple(MemoryType.values)]  # type: ignore[valid-type]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchMemoryArgs(_Args):
+    person_id: uuid.UUID = Field(description="The person the companion is talking with.")
+    query: str = Field(min_length=1, max_length=2000, description="What to look for.")
+    scope: Literal["facts", "conversations", "both"] = Field(
+        default="facts",
+        description="facts: what is remembered about the person; conversations: what was said "
+        "earlier in the current session; both.",
+    )
+    session_id: uuid.UUID | None = Field(
+        default=None, description="The current session; needed to search conversations."
+    )
+    types: list[MemoryTypeName] = Field(default=[], description="Only these kinds of facts.")
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+class UpsertMemoryArgs(_Args):
+    person_id: uuid.UUID
+    content: str = Field(
+        min_length=1,
+        max_length=store.MAX_CONTENT_TOKENS * store.CHARS_PER_TOKEN,
+        description="The fact, short and in the third person ('Her daughter is Sarah').",
+    )
+    type: MemoryTypeName = Field(default=MemoryType.OTHER)
+    key: str | None = Field(default=None, min_length=1, max_length=store.MAX_KEY)
+    memory_key: str = Field(
+        default="",
+        max_length=300,
+        description="Stable identity of the fact (e.g. 'people|person|sarah|relationship'); the "
+        "same identity with a new value replaces the old one.",
+    )
+    entity_refs: list[str] = Field(default=[], max_length=store.MAX_ENTITY_REFS)
+    entity_labels: dict[str, str] = {}
+    importance: int | None = Field(default=None, ge=0, le=3)
+
+
+class ForgetMemoryArgs(_Args):
+    person_id: uuid.UUID
+    memory_id: uuid.UUID | None = None
+    entity: str | None = Field(default=None, description="Forget everything about 'person:sarah'.")
+
+
+class UpdateStatusArgs(_Args):
+    person_id: uuid.UUID
+    fields: dict[str, str | int | float | bool | None] = Field(
+        description="Note fields to set (null removes one); each records when it was set."
+    )
+    persona: str | None = Field(default=None, max_length=32)
+
+
+def _person(person_id: uuid.UUID):
+    from memory.models import Person
+
+    person = Person.objects.filter(id=person_id).first()
+    if person is None:
+        raise NotFound("No such person.", field="person_id")
+    return person
+
+
+def _fact_out(memory: Memory) -> dict[str, Any]:
+    out = {
+        "id": str(memory.id),
+        "key": memory.key,
+        "type": memory.type,
+        "content": memory.content,
+        "confirmed": memory.confirmed,
+    }
+    if not memory.confirmed:
+        out["note"] = UNCONFIRMED_NOTE
+    return out
+
+
+def search_memory(args: SearchMemoryArgs) -> dict[str, Any]:
+    """Facts about the person and/or what was said earlier in this session."""
+    _person(args.person_id)
+    out: dict[str, Any] = {}
+    if args.scope in ("facts", "both"):
+        result = search.memory_search(
+            prefix=store.person_namespace(args.person_id),
+            query=args.query,
+            types=args.types,
+            limit=args.limit,
+            entity_cards=True,
+        )
+        out["facts"] = [_fact_out(hit.memory) for hit in result.hits]
+        # Cards are built from confirmed facts only.
+        confirmed = search.memory_search(
+            prefix=store.person_namespace(args.person_id),
+            query=args.query,
+            types=args.types,
+            limit=args.limit,
+            confirmed=True,
+            entity_cards=True,
+        )
+        out["entity_cards"] = confirmed.entity_cards
+        store.memory_touch(hit.memory.id for hit in result.hits)
+    if args.scope in ("conversations", "both"):
+        out["conversation"] = _search_session(args)
+    return out
+
+
+def _search_session(args: SearchMemoryArgs) -> list[dict[str, str]]:
+    """Keyword search inside the current session only (earlier sessions are never searched)."""
+    if args.session_id is None:
+        raise Invalid("Searching conversations needs the current session_id.", field="session_id")
+    session = Session.objects.filter(id=args.session_id).first()
+    if session is None or session.person_id != args.person_id:
+        raise NotFound("No such session for this person.", field="session_id")
+    messages = list(
+        ChatMessage.objects.filter(session_id=session.id)
+        .order_by("sequence_number")
+        .values_list("role", "content")
+    )
+    if not messages:
+        return []
+    index = keyword.BM25Index([keyword.tokenize(content) for _, content in messages])
+    scores = index.scores(keyword.tokenize(args.query))
+    order = [i for i in scores.argsort()[::-1] if scores[i] > 0][: args.limit]
+    # In the order they were said; no times, no counts.
+    return [{"role": messages[i][0], "content": messages[i][1]} for i in sorted(order)]
+
+
+def upsert_memory(args: UpsertMemoryArgs) -> dict[str, Any]:
+    """Remember a fact about the person; it stays unconfirmed until a caregiver confirms it."""
+    _person(args.person_id)
+    result = store.memory_upsert(
+        namespace=store.person_namespace(args.person_id, args.type),
+        key=args.key,
+        content=args.content,
+        type=args.type,
+        memory_key=args.memory_key,
+        entity_refs=args.entity_refs,
+        entity_labels=args.entity_labels,
+        importance=args.importance,
+        source=Memory.Source.TOOL,
+        confirmed=False,
+    )
+    return {"action": result.action, "memory": _fact_out(result.memory)}
+
+
+def forget_memory(args: ForgetMemoryArgs) -> dict[str, Any]:
+    """Forget one memory (by id) or everything about an entity."""
+    if (args.memory_id is None) == (args.entity is None):
+        raise Invalid("Give either memory_id or entity.", field="memory_id")
+    if args.memory_id is not None:
+        memory = Memory.objects.filter(id=args.memory_id, person_id=args.person_id).first()
+        if memory is None:
+            raise NotFound("No such memory for this person.", field="memory_id")
+        return {"deleted": store.memory_forget(memory.id)}
+    return {"deleted": store.memories_forget(person_id=args.person_id, entity=args.entity)}
+
+
+def update_status(args: UpdateStatusArgs) -> dict[str, Any]:
+    """Set fields of the companion's notes about the person; each field keeps its update time."""
+    notes = store.notes_update(person_id=args.person_id, fields=args.fields, persona=args.persona)
+    return {"fields": notes.fields}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    args: type[_Args]
+    run: Callable[[Any], dict[str, Any]]
+
+
+TOOLS = {
+    tool.name: tool
+    for tool in (
+        Tool(
+            "search_memory",
+            "Look up what is remembered about the person, or what was said earlier in this "
+            "conversation. Use it to choose warm, familiar topics; never to test or correct the "
+            "person.",
+            SearchMemoryArgs,
+            search_memory,
+        ),
+        Tool(
+            "upsert_memory",
+            "Remember something the person shared about their life (people, routines, likes). "
+            "The same fact again is merged, a changed fact replaces the old one.",
+            UpsertMemoryArgs,
+            upsert_memory,
+        ),
+        Tool(
+            "forget_memory",
+            "Forget a memory, or everything about one person or place, when asked to.",
+            ForgetMemoryArgs,
+            forget_memory,
+        ),
+        Tool(
+            "update_status",
+            "Keep short notes about how the person is doing (mood today, plans); each note "
+            "records when it was written.",
+            UpdateStatusArgs,
+            update_status,
+        ),
+    )
+}
+
+
+def _parameters(model: type[_Args]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def schemas(format: str = "openai") -> list[dict[str, Any]]:
+    """The tools in OpenAI's (`type: function`) or Anthropic's (`input_schema`) format."""
+    out = []
+    for tool in TOOLS.values():
+        parameters = _parameters(tool.args)
+        if format == "anthropic":
+            out.append(
+                {"name": tool.name, "description": tool.description, "input_schema": parameters}
+            )
+        else:
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": parameters,
+                    },
+                }
+            )
+    return out
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Validate an LLM's arguments for a tool and run it. Bad arguments raise Invalid naming the field."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise NotFound(f"No tool named {name!r}.", field="name")
+    try:
+        args = tool.args.model_validate(arguments)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "arguments"
+        raise Invalid(f"{field}: {error['msg']}", field=field) from None
+    return tool.run(args)
