@@ -121,9 +121,15 @@ def test_batch_runs_ops_in_order(lg):
 
 @pytest.mark.django_db(transaction=True)
 def test_abatch_works_from_async_code(lg):
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
     async def run():
         await lg.aput(("async", "ns"), "k", {"text": "v"})
-        return await lg.aget(("async", "ns"), "k")
+        item = await lg.aget(("async", "ns"), "k")
+        # The worker thread's connection would keep the test database open.
+        await sync_to_async(connections.close_all, thread_sensitive=True)()
+        return item
 
     assert asyncio.run(run()).value == {"text": "v"}
 
