@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory import keyword, search, store
+from memory import retrieval, search, store
 from memory.errors import Invalid, NotFound
 from memory.models import ChatMessage, Memory, MemoryType, Session
 
@@ -146,8 +146,8 @@ def _search_session(args: SearchMemoryArgs) -> list[dict[str, str]]:
     )
     if not messages:
         return []
-    index = keyword.BM25Index([keyword.tokenize(content) for _, content in messages])
-    scores = index.scores(keyword.tokenize(args.query))
+    index = retrieval.BM25Index([retrieval.tokenize(content) for _, content in messages])
+    scores = index.scores(retrieval.tokenize(args.query))
     order = [i for i in scores.argsort()[::-1] if scores[i] > 0][: args.limit]
     # In the order they were said; no times, no counts.
     return [{"role": messages[i][0], "content": messages[i][1]} for i in sorted(order)]

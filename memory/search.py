@@ -27,7 +27,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from memory import keyword
+from memory import retrieval
 from memory.errors import Invalid
 from memory.models import Memory, MemoryType
 from memory.store import SEP, namespace_prefix_validate
@@ -95,7 +95,7 @@ class _ScopeCopy:
         for memory in rows:
             if memory.status == Memory.Status.ACTIVE:
                 self.rows[memory.id] = memory
-                self.tokens[memory.id] = keyword.tokenize(memory.content)
+                self.tokens[memory.id] = retrieval.tokenize(memory.content)
             else:
                 self.rows.pop(memory.id, None)
                 self.tokens.pop(memory.id, None)
@@ -135,7 +135,7 @@ class _ScopeCopy:
         for i, m in enumerate(rows):
             for ref in m.entity_refs:
                 self.by_entity[ref].append(i)
-        self.keyword = keyword.BM25Index([self.tokens[m.id] for m in rows])
+        self.keyword = retrieval.BM25Index([self.tokens[m.id] for m in rows])
         self._dirty = False
 
 
@@ -379,7 +379,7 @@ def _search_copy(
         and copy.vectors.shape[1] == query_vector.shape[0]
         else np.zeros(len(copy.memories), np.float32)
     )
-    words = copy.keyword.scores(keyword.tokenize(query)) if query else None
+    words = copy.keyword.scores(retrieval.tokenize(query)) if query else None
     if words is not None and words.size and words.max() > 0:
         relevance = SIMILARITY_WEIGHT * np.clip(similarity, 0, 1) + KEYWORD_WEIGHT * (
             words / words.max()
