@@ -1,5 +1,39 @@
-"""The caregiver dashboard's pages and htmx partials."""
+"""The caregiver dashboard's pages and htmx partials (each partial is a page of its own too)."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from dashboard import views
 
 app_name = "dashboard"
 
-urlpatterns: list = []
+person = "people/<uuid:person_id>/"
+
+urlpatterns = [
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="registration/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", views.people, name="people"),
+    path(person, views.person, name="person"),
+    path(f"{person}emotions/", views.person_emotions, name="person_emotions"),
+    path(f"{person}patterns/", views.person_patterns, name="person_patterns"),
+    path(f"{person}questions/", views.person_repetition, name="person_repetition"),
+    path(f"{person}what-helps/", views.person_calming, name="person_calming"),
+    path(f"{person}conversations/", views.person_sessions, name="person_sessions"),
+    path(f"{person}conversations/<uuid:session_id>/", views.session, name="session"),
+    path(
+        f"{person}conversations/<uuid:session_id>/transcript/",
+        views.session_transcript,
+        name="session_transcript",
+    ),
+    path(f"{person}alerts/", views.person_alerts, name="person_alerts"),
+    path(f"{person}alerts/<int:alert_id>/", views.alert_status, name="alert_status"),
+    path(f"{person}team/", views.team, name="team"),
+    path(f"{person}team/add/", views.team_add, name="team_add"),
+    path(f"{person}team/<int:membership_id>/", views.team_member, name="team_member"),
+]

@@ -1,0 +1,57 @@
+"""Demo logins for the caregiver dashboard: `demo` (team admin of everyone, may read full
+conversations) and `family` (family member of everyone, may not). Prints the passwords.
+
+Run by `make run` after load_demo. Running it again resets both passwords and memberships.
+Refuses when DEBUG is off unless --force: demo logins do not belong on a real deployment.
+"""
+
+import os
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from dashboard.models import CareRole, CareTeamMembership
+from memory.models import Person
+
+DEMO_USERS = [
+    # username, first name, role, may read full conversations
+    ("demo", "Demo admin", CareRole.ADMIN, True),
+    ("family", "Family member", CareRole.FAMILY, False),
+]
+
+
+class Command(BaseCommand):
+    help = "Create (or reset) the demo caregiver logins for every person and print them."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--password", help="Use this password for both (default: random).")
+        parser.add_argument("--force", action="store_true", help="Run even with DEBUG off.")
+
+    def handle(self, *args, password=None, force=False, **options):
+        if not settings.DEBUG and not force:
+            raise CommandError(
+                "Demo logins are for development (DEBUG on); pass --force to insist."
+            )
+        people = list(Person.objects.order_by("display_name"))
+        User = get_user_model()
+        lines = []
+        with transaction.atomic():
+            for username, first_name, role, transcripts in DEMO_USERS:
+                user, _ = User.objects.get_or_create(username=username)
+                chosen = password or secrets.token_urlsafe(9)
+                user.first_name = first_name
+                user.set_password(chosen)
+                user.save()
+                for person in people:
+                    CareTeamMembership.objects.update_or_create(
+                        user=user,
+                        person=person,
+                        defaults={"role": role, "can_see_transcripts": transcripts},
+                    )
+                lines.append(f"  {username} / {chosen}   ({role}, {len(people)} people)")
+        port = os.environ.get("PORT", "8000")
+        self.stdout.write(f"Caregiver dashboard logins (http://127.0.0.1:{port}/login/):")
+        self.stdout.write("\n".join(lines))

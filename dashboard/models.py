@@ -1,0 +1,119 @@
+"""Who may see whom: care-team memberships, and the audit trail of what caregivers read and did.
+
+Erasure: memberships go with the person (CASCADE). Audit rows stay, but only point at the person
+(SET_NULL on erasure) and never copy names or message text into their own columns, so erasing a
+person leaves nothing identifying behind in the audit table.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from memory.models import Person
+
+
+class CareRole(models.TextChoices):
+    ADMIN = "admin", "Team admin"
+    STAFF = "staff", "Care staff"
+    FAMILY = "family", "Family"
+
+
+class CareTeamMembership(models.Model):
+    """A caregiver (a Django user) in the care team of one person, with a role.
+
+    Every member sees summaries, trends and alerts and may curate the profile; full transcripts
+    only with `can_see_transcripts`; only the `admin` role manages the team, exports and erases.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="care_memberships"
+    )
+    # Indexed by uniq_care_team_person_user, which leads with it.
+    person = models.ForeignKey(
+        Person, on_delete=models.CASCADE, related_name="care_team", db_index=False
+    )
+    role = models.CharField(max_length=16, choices=CareRole.choices, default=CareRole.FAMILY)
+    can_see_transcripts = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "care_team_memberships"
+        constraints = [
+            # One membership per caregiver and person; also the access check of every request
+            # (WHERE person_id=? AND user_id=?). The people list reads by user (the FK index).
+            models.UniqueConstraint(fields=["person", "user"], name="uniq_care_team_person_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.person} ({self.role})"
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == CareRole.ADMIN
+
+
+class AuditAction(models.TextChoices):
+    """What a caregiver read or did. Codes, never free text: nothing about the person is copied."""
+
+    VIEW_PERSON = "view_person", "opened the person's page"
+    VIEW_EMOTIONS = "view_emotions", "read the emotion timeline"
+    VIEW_PATTERNS = "view_patterns", "read the time-of-day patterns"
+    VIEW_REPETITION = "view_repetition", "read the repeated questions"
+    VIEW_CALMING = "view_calming", "read what calms them"
+    VIEW_SESSIONS = "view_sessions", "read the list of conversations"
+    VIEW_SESSION = "view_session", "read a conversation's summary"
+    VIEW_TRANSCRIPT = "view_transcript", "read a full conversation"
+    VIEW_ALERTS = "view_alerts", "read the alerts"
+    VIEW_TEAM = "view_team", "read the care team"
+    VIEW_PROFILE = "view_profile", "read the profile"
+    VIEW_MEMORIES = "view_memories", "read what Clara remembers"
+    EXPORT_JSON = "export_json", "downloaded everything (JSON)"
+    EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
+    ALERT_STATUS = "alert_status", "changed an alert"
+    EDIT_PROFILE = "edit_profile", "edited the profile"
+    EDIT_MEMORY = "edit_memory", "changed a memory"
+    EDIT_TEAM = "edit_team", "changed the care team"
+    ERASE = "erase", "erased the person"
+
+
+class AuditEvent(models.Model):
+    """One caregiver read or action on a person's data; written by dashboard.access, never edited."""
+
+    at = models.DateTimeField(default=timezone.now)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    # The caregiver's login name, kept when the user is deleted: the audit must still say who.
+    username = models.CharField(max_length=150)
+    # SET_NULL: erasing the person leaves the row (someone read something, then) without them.
+    # Indexed by idx_audit_person_at, which leads with it.
+    person = models.ForeignKey(
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    action = models.CharField(max_length=32, choices=AuditAction.choices)
+    # The id of the session, alert, memory or membership concerned (never its text).
+    object_id = models.CharField(max_length=64, blank=True, default="")
+    # False: a member asked for something their role does not allow (answered 403).
+    allowed = models.BooleanField(default=True)
+
+    class Meta:
+        db_table = "dashboard_audit"
+        indexes = [
+            # "Who looked at this person, newest first" (admin filter, reviews).
+            models.Index(fields=["person", "-at"], name="idx_audit_person_at"),
+            # "What did this caregiver look at".
+            models.Index(fields=["user", "-at"], name="idx_audit_user_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"

@@ -1,0 +1,834 @@
+"""Reads for the caregiver dashboard. Everything is aggregated by the database.
+
+Each selector answers one panel of the person page with a fixed, small number of queries that
+read through the person's (person, timestamp) or (session, ...) indexes, so the cost follows the
+window shown (30 days, 90 days, 20 conversations), not how long the person has talked with Clara.
+Times are shown in the person's own time zone (caregiver_context["timezone"]).
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.contrib.auth import get_user_model
+from django.db.models import Avg, Case, Count, F, Max, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce, Lower, Trim
+
+from dashboard import words
+from dashboard.models import CareTeamMembership
+from dashboard.sql import LocalWeekHour
+from memory import escalation, trends
+from memory.models import (
+    Alert,
+    ChatMessage,
+    DetectedEmotion,
+    Narrative,
+    Person,
+    PersonTrend,
+    QuestionType,
+    RepetitionRecord,
+    Session,
+)
+
+TIMELINE_DAYS = 30
+HEATMAP_DAYS = 90
+WEEKS_SHOWN = 12
+REPETITION_DAYS = 30
+SESSIONS_CHARTED = 20
+MOST_REPEATED = 8
+SESSIONS_PER_PAGE = 20
+ALERTS_SHOWN = 30
+NOT_ACKNOWLEDGED = [Alert.Status.OPEN, Alert.Status.LOOKING_INTO]
+
+
+def _local_midnight(day: date, zone: ZoneInfo) -> datetime:
+    return datetime.combine(day, datetime.min.time(), tzinfo=zone)
+
+
+def _today_start(person: Person, now: datetime) -> datetime:
+    zone = trends.person_zone(person)
+    return _local_midnight(now.astimezone(zone).date(), zone)
+
+
+def _week_start(person: Person, now: datetime) -> datetime:
+    """This week's Monday, 00:00 where the person lives."""
+    zone = trends.person_zone(person)
+    today = now.astimezone(zone).date()
+    return _local_midnight(today - timedelta(days=today.weekday()), zone)
+
+
+# --- People list ----------------------------------------------------------------------------
+
+
+@dataclass
+class Mood:
+    """How the person has been today: the feeling most read, how upset on average."""
+
+    readings: int = 0
+    conversations: int = 0
+    feeling: str | None = None
+    average: float | None = None
+
+    @property
+    def words(self) -> str:
+        if not self.readings:
+            return "No conversations yet today"
+        upset = words.upset_words(self.average)
+        felt = words.feeling(self.feeling)
+        if felt == upset or (upset == "calm" and felt in ("calm", "settled")):
+            return f"Mostly {felt}"
+        return f"Mostly {felt}, {upset} overall"
+
+    @property
+    def level(self) -> str:
+        """A CSS class: calm / unsettled / upset, for the colour of the badge."""
+        if self.average is None:
+            return "unknown"
+        if self.average < 0.4:
+            return "calm"
+        return "unsettled" if self.average < 0.6 else "upset"
+
+
+@dataclass
+class PersonCard:
+    person: Person
+    membership: CareTeamMembership
+    open_alerts: int
+    mood: Mood = field(default_factory=Mood)
+
+    @property
+    def name(self) -> str:
+        return person_name(self.person)
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return trends.person_zone(self.person)
+
+
+def person_name(person: Person) -> str:
+    """The name caregivers use: the preferred name, with the display name when it differs."""
+    preferred = str((person.caregiver_context or {}).get("preferredName") or "").strip()
+    display = person.display_name.strip()
+    if preferred and display and preferred != display:
+        return f"{preferred} ({display})"
+    return preferred or display or "Unnamed person"
+
+
+def moods_today(people: list[Person], *, now: datetime) -> dict[uuid.UUID, Mood]:
+    """Today's mood of each person (their own midnight onwards): two grouped queries in all."""
+    if not people:
+        return {}
+    # "Today" starts at a different instant for each time zone: one OR of per-person ranges.
+    readings_filter = Q()
+    sessions_filter = Q()
+    for person in people:
+        start = _today_start(person, now)
+        readings_filter |= Q(person_id=person.id, timestamp__gte=start, timestamp__lte=now)
+        sessions_filter |= Q(person_id=person.id, created_at__gte=start, created_at__lte=now)
+    moods = {person.id: Mood() for person in people}
+    totals: dict[uuid.UUID, float] = {}
+    rows = (
+        DetectedEmotion.objects.filter(readings_filter)
+        .values("person_id", "emotion")
+        .annotate(readings=Count("id"), total=Sum("distress_score"))
+        .order_by()
+    )
+    best: dict[uuid.UUID, int] = {}
+    for row in rows:  # at most 7 feelings per person
+        mood = moods[row["person_id"]]
+        mood.readings += row["readings"]
+        totals[row["person_id"]] = totals.get(row["person_id"], 0.0) + row["total"]
+        if row["readings"] > best.get(row["person_id"], 0):
+            best[row["person_id"]] = row["readings"]
+            mood.feeling = row["emotion"]
+    for person_id, total in totals.items():
+        moods[person_id].average = total / moods[person_id].readings
+    for row in (
+        Session.objects.filter(sessions_filter, message_count__gt=0)
+        .values("person_id")
+        .annotate(conversations=Count("id"))
+        .order_by()
+    ):
+        moods[row["person_id"]].conversations = row["conversations"]
+    return moods
+
+
+def _open_alerts_subquery() -> Coalesce:
+    return Coalesce(
+        Subquery(
+            Alert.objects.filter(person_id=OuterRef("person_id"), status__in=NOT_ACKNOWLEDGED)
+            .order_by()
+            .values("person_id")
+            .annotate(count=Count("id"))
+            .values("count")[:1]
+        ),
+        Value(0),
+    )
+
+
+def people_for_user(*, user, now: datetime) -> list[PersonCard]:
+    """The people in `user`'s care teams, most recently active first, with today's mood."""
+    memberships = list(
+        CareTeamMembership.objects.filter(user_id=user.pk)
+        .select_related("person")
+        .annotate(open_alerts=_open_alerts_subquery())
+        .order_by("-person__last_active_at")
+    )
+    moods = moods_today([m.person for m in memberships], now=now)
+    return [
+        PersonCard(
+            person=m.person, membership=m, open_alerts=m.open_alerts, mood=moods[m.person_id]
+        )
+        for m in memberships
+    ]
+
+
+def person_card(*, person: Person, membership: CareTeamMembership, now: datetime) -> PersonCard:
+    """The header of the person page: name, last active, today's mood, alerts needing a look."""
+    open_alerts = Alert.objects.filter(person_id=person.id, status__in=NOT_ACKNOWLEDGED).count()
+    mood = moods_today([person], now=now)[person.id]
+    return PersonCard(person=person, membership=membership, open_alerts=open_alerts, mood=mood)
+
+
+# --- Latest trends (computed nightly by memory.trends) -----------------------------------------
+
+
+def latest_trends(*, person: Person, now: datetime) -> dict:
+    """The person's latest stored trends; computed on the spot (nothing stored) if none yet."""
+    row = PersonTrend.objects.filter(person_id=person.id).order_by("-day").values("data").first()
+    if row is not None:
+        return row["data"]
+    return trends.trends_data(person=person, day=now.astimezone(trends.person_zone(person)).date())
+
+
+# --- Emotion timeline ---------------------------------------------------------------------------
+
+
+@dataclass
+class Timeline:
+    zone: str
+    days: int
+    # (local time, distress 0–1, emotion, session id), oldest first
+    points: list[tuple[datetime, float, str, uuid.UUID]]
+    baseline: float | None
+    spread: float | None
+    escalations: list[tuple[datetime, str | None]]
+
+    @property
+    def band(self) -> tuple[float, float] | None:
+        if self.baseline is None:
+            return None
+        spread = self.spread or 0.0
+        return max(self.baseline - spread, 0.0), min(self.baseline + spread, 1.0)
+
+
+def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS) -> Timeline:
+    """Every reading of the last `days` days, the usual level (baseline) and its spread.
+
+    The baseline is the nightly trends' (the last 30 conversations); the spread is the standard
+    deviation of the readings shown, so the band is "their usual range". Three queries.
+    """
+    zone = trends.person_zone(person)
+    since = now - timedelta(days=days)
+    window = DetectedEmotion.objects.filter(
+        person_id=person.id, timestamp__gte=since, timestamp__lte=now
+    )  # idx_emotions_user_time
+    points = [
+        (at.astimezone(zone), distress, emotion, session_id)
+        for at, distress, emotion, session_id in window.order_by("timestamp").values_list(
+            "timestamp", "distress_score", "emotion", "session_id"
+        )
+    ]
+    stats = window.aggregate(
+        mean=Avg("distress_score"),
+        square=Avg(F("distress_score") * F("distress_score")),
+    )
+    spread = None
+    if stats["mean"] is not None:
+        spread = max(stats["square"] - stats["mean"] ** 2, 0.0) ** 0.5
+    trend = (
+        PersonTrend.objects.filter(person_id=person.id)
+        .order_by("-day")
+        .values_list("data", flat=True)
+        .first()
+    )
+    baseline = (trend or {}).get("baseline_distress", stats["mean"])
+    escalations = [
+        (at.astimezone(zone), (detail or {}).get("reason"))
+        for at, detail in Alert.objects.filter(
+            person_id=person.id,
+            kind=Alert.Kind.ESCALATION,
+            created_at__gte=since,
+            created_at__lte=now,
+        )
+        .order_by("created_at")
+        .values_list("created_at", "detail")
+    ]
+    return Timeline(
+        zone=str(zone),
+        days=days,
+        points=points,
+        baseline=baseline,
+        spread=spread,
+        escalations=escalations,
+    )
+
+
+# --- Time of day and weekly trend -------------------------------------------------------------
+
+
+@dataclass
+class Heatmap:
+    zone: str
+    days: int
+    # averages[weekday][hour], Monday = 0; None where there was no reading
+    averages: list[list[float | None]]
+    readings: list[list[int]]
+
+    @property
+    def total(self) -> int:
+        return sum(map(sum, self.readings))
+
+    def hardest_hours(self) -> tuple[int, int] | None:
+        """The local hours (start, end) of the most upset stretch of the day, for the caption."""
+        by_hour = []
+        for hour in range(24):
+            count = sum(self.readings[day][hour] for day in range(7))
+            if count:
+                total = sum(
+                    (self.averages[day][hour] or 0) * self.readings[day][hour] for day in range(7)
+                )
+                by_hour.append((total / count, hour))
+        if len(by_hour) < 3:
+            return None
+        worst = max(by_hour)[1]
+        return worst, worst + 1
+
+
+def distress_heatmap(*, person: Person, now: datetime, days: int = HEATMAP_DAYS) -> Heatmap:
+    """Average distress by weekday and hour (local) over the last `days` days: one GROUP BY."""
+    zone = trends.person_zone(person)
+    since = now - timedelta(days=days)
+    averages: list[list[float | None]] = [[None] * 24 for _ in range(7)]
+    readings = [[0] * 24 for _ in range(7)]
+    rows = (
+        DetectedEmotion.objects.filter(
+            person_id=person.id, timestamp__gte=since, timestamp__lte=now
+        )
+        .annotate(slot=LocalWeekHour("timestamp", zone=zone, start=since, end=now))
+        .values("slot")
+        .annotate(average=Avg("distress_score"), readings=Count("id"))
+        .order_by("slot")
+    )
+    for row in rows:  # at most 168
+        day, hour = divmod(row["slot"], 24)
+        averages[day][hour] = row["average"]
+        readings[day][hour] = row["readings"]
+    return Heatmap(zone=str(zone), days=days, averages=averages, readings=readings)
+
+
+@dataclass
+class Week:
+    start: date
+    average: float | None
+    readings: int
+    conversations: int
+
+
+def weekly_distress(*, person: Person, now: datetime, weeks: int = WEEKS_SHOWN) -> list[Week]:
+    """Average distress and conversations per week (Monday to Sunday, local), oldest first.
+
+    Week bounds are computed in the person's zone, so each week is a plain timestamp range:
+    two queries of conditional aggregates over the (person, time) indexes.
+    """
+    zone = trends.person_zone(person)
+    this_week = _week_start(person, now).date()
+    starts = [this_week - timedelta(weeks=back) for back in range(weeks - 1, -1, -1)]
+    bounds = [_local_midnight(start, zone) for start in starts] + [now]
+    readings, conversations = {}, {}
+    for index in range(weeks):
+        in_week = Q(timestamp__gte=bounds[index], timestamp__lt=bounds[index + 1])
+        readings[f"avg_{index}"] = Avg("distress_score", filter=in_week)
+        readings[f"n_{index}"] = Count("id", filter=in_week)
+        started = Q(created_at__gte=bounds[index], created_at__lt=bounds[index + 1])
+        conversations[f"c_{index}"] = Count("id", filter=started)
+    emotion_row = DetectedEmotion.objects.filter(
+        person_id=person.id, timestamp__gte=bounds[0], timestamp__lt=now
+    ).aggregate(**readings)
+    session_row = Session.objects.filter(
+        person_id=person.id, created_at__gte=bounds[0], created_at__lt=now, message_count__gt=0
+    ).aggregate(**conversations)
+    return [
+        Week(
+            start=start,
+            average=emotion_row[f"avg_{index}"],
+            readings=emotion_row[f"n_{index}"],
+            conversations=session_row[f"c_{index}"],
+        )
+        for index, start in enumerate(starts)
+    ]
+
+
+# --- Repetition -------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionQuestions:
+    session_id: uuid.UUID
+    started: datetime
+    by_type: dict[str, int]
+
+
+def questions_per_session(
+    *, person: Person, now: datetime, sessions: int = SESSIONS_CHARTED
+) -> list[SessionQuestions]:
+    """Questions asked in each of the latest conversations, by type (not 'other'), oldest first."""
+    zone = trends.person_zone(person)
+    recent = list(
+        Session.objects.filter(person_id=person.id, created_at__lte=now, message_count__gt=0)
+        .order_by("-created_at")
+        .values_list("id", "created_at")[:sessions]
+    )  # idx_sessions_person_created
+    by_session = {
+        session_id: SessionQuestions(session_id, at.astimezone(zone), {})
+        for session_id, at in recent
+    }
+    rows = (
+        RepetitionRecord.objects.filter(session_id__in=list(by_session))
+        .exclude(question_type=QuestionType.GENERAL)
+        .values("session_id", "question_type")
+        .annotate(asked=Count("id"))
+        .order_by()
+    )  # idx_repetition_type
+    for row in rows:
+        by_session[row["session_id"]].by_type[row["question_type"]] = row["asked"]
+    return list(reversed(by_session.values()))
+
+
+@dataclass
+class RepeatedQuestion:
+    example: str
+    question_type: str
+    times: int
+    conversations: int
+
+
+def most_repeated_questions(
+    *, person: Person, now: datetime, days: int = REPETITION_DAYS, limit: int = MOST_REPEATED
+) -> list[RepeatedQuestion]:
+    """The questions asked most often in the last `days` days (same words or nearly), with counts."""
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id, timestamp__gte=now - timedelta(days=days), timestamp__lte=now
+        )
+        # Questions of only common words ("Where am I?", "Who's that?") have an empty
+        # fingerprint: those group by their own words instead, or they would all be one.
+        .annotate(
+            same=Case(
+                When(fingerprint="", then=Lower(Trim("original_message"))),
+                default=F("fingerprint"),
+            )
+        )
+        .values("same")
+        .annotate(
+            times=Count("id"),
+            conversations=Count("session_id", distinct=True),
+            # One of the ways it was put, as the person said it; the type is the same for all.
+            example=Max("original_message"),
+            question_type=Max("question_type"),
+        )
+        .filter(times__gte=2)
+        .order_by("-times", "same")[:limit]
+    )
+    return [
+        RepeatedQuestion(
+            example=row["example"],
+            question_type=row["question_type"],
+            times=row["times"],
+            conversations=row["conversations"],
+        )
+        for row in rows
+    ]
+
+
+@dataclass
+class HourCount:
+    hour: int
+    asked: int
+    repeats: int
+
+
+def questions_by_hour(
+    *, person: Person, now: datetime, days: int = REPETITION_DAYS
+) -> list[HourCount]:
+    """Questions (and repeats of an earlier one) by local hour over the last `days` days."""
+    zone = trends.person_zone(person)
+    since = now - timedelta(days=days)
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id, timestamp__gte=since, timestamp__lte=now
+        )
+        .exclude(question_type=QuestionType.GENERAL)
+        .annotate(hour=trends.LocalHour("timestamp", zone=zone, start=since, end=now))
+        .values("hour")
+        .annotate(asked=Count("id"), repeats=Count("id", filter=Q(repeat_count__gt=0)))
+        .order_by("hour")
+    )
+    return [HourCount(row["hour"], row["asked"], row["repeats"]) for row in rows]
+
+
+@dataclass
+class WeekQuestion:
+    question_type: str
+    asked: int
+    conversations: int
+    last_week_asked: int
+    last_week_conversations: int
+
+    @property
+    def per_conversation(self) -> float:
+        return self.asked / self.conversations if self.conversations else 0.0
+
+    @property
+    def last_week_per_conversation(self) -> float:
+        if not self.last_week_conversations:
+            return 0.0
+        return self.last_week_asked / self.last_week_conversations
+
+
+@dataclass
+class WeekBand:
+    conversations: int
+    last_week_conversations: int
+    questions: list[WeekQuestion]
+
+
+def repetition_this_week(*, person: Person, now: datetime) -> WeekBand:
+    """This week's questions by type (since Monday, local) beside last week's: two queries."""
+    this_week = _week_start(person, now)
+    last_week = this_week - timedelta(weeks=1)
+    is_this = Q(timestamp__gte=this_week)
+    is_last = Q(timestamp__lt=this_week)
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id, timestamp__gte=last_week, timestamp__lte=now
+        )
+        .exclude(question_type=QuestionType.GENERAL)
+        .values("question_type")
+        .annotate(
+            asked=Count("id", filter=is_this),
+            conversations=Count("session_id", distinct=True, filter=is_this),
+            last_asked=Count("id", filter=is_last),
+            last_conversations=Count("session_id", distinct=True, filter=is_last),
+        )
+        .order_by()
+    )  # idx_repetition_user_type
+    questions = sorted(
+        (
+            WeekQuestion(
+                question_type=row["question_type"],
+                asked=row["asked"],
+                conversations=row["conversations"],
+                last_week_asked=row["last_asked"],
+                last_week_conversations=row["last_conversations"],
+            )
+            for row in rows
+        ),
+        key=lambda q: (-q.asked, -q.last_week_asked, q.question_type),
+    )
+    sessions = Session.objects.filter(
+        person_id=person.id, created_at__gte=last_week, created_at__lte=now, message_count__gt=0
+    ).aggregate(
+        this=Count("id", filter=Q(created_at__gte=this_week)),
+        last=Count("id", filter=Q(created_at__lt=this_week)),
+    )
+    return WeekBand(
+        conversations=sessions["this"],
+        last_week_conversations=sessions["last"],
+        questions=questions,
+    )
+
+
+# --- What calms them --------------------------------------------------------------------------
+
+
+@dataclass
+class Calming:
+    name: str  # a kind of story, or a story's title
+    category: str
+    uses: int
+    measured: int
+    change: float | None  # average change of distress after it; negative is calmer
+
+    @property
+    def drop(self) -> int | None:
+        """How many points (of 100) calmer the person was after it, on average."""
+        return None if self.change is None else -round(self.change * 100)
+
+
+def what_calms(*, person: Person, now: datetime) -> tuple[list[Calming], list[Calming], int]:
+    """Story kinds and stories ranked by the fall in distress that followed them.
+
+    From the nightly trends (the last 30 conversations): (by kind, by story, conversations covered).
+    """
+    data = latest_trends(person=person, now=now)
+    effect = data.get("narrative_effectiveness") or {}
+    by_category = [
+        Calming(
+            name=words.story_kind(row["category"]),
+            category=row["category"],
+            uses=row["uses"],
+            measured=row["measured"],
+            change=row["avg_change"],
+        )
+        for row in effect.get("by_category", [])
+    ]
+    stories = effect.get("by_narrative", [])
+    titles = dict(
+        Narrative.objects.filter(id__in=[row["narrative_id"] for row in stories]).values_list(
+            "id", "title"
+        )
+    )
+    by_story = [
+        Calming(
+            name=titles.get(row["narrative_id"], row["narrative_id"].replace("-", " ")),
+            category=row["category"],
+            uses=row["uses"],
+            measured=row["measured"],
+            change=row["avg_change"],
+        )
+        for row in stories
+    ]
+
+    def rank(item: Calming) -> tuple:
+        # Calmest first; stories with no measured change last.
+        return (item.change is None, item.change if item.change is not None else 0, item.name)
+
+    return (
+        sorted(by_category, key=rank),
+        sorted(by_story, key=rank),
+        data.get("sessions_covered", 0),
+    )
+
+
+# --- Conversations ------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionRow:
+    id: uuid.UUID
+    started: datetime
+    ended: datetime | None
+    status: str
+    message_count: int
+    dominant_emotion: str | None
+    escalation_triggered: bool
+    summary: dict
+
+    @property
+    def one_liner(self) -> str:
+        line = self.summary.get("one_liner")
+        if line:
+            return line
+        if self.status == Session.Status.ACTIVE:
+            return "Talking with Clara now."
+        return (
+            f"Talked with Clara for {words.duration(self.summary.get('duration_seconds'))}, "
+            f"mostly {words.feeling(self.dominant_emotion)}. (Summary not written yet.)"
+        )
+
+    @property
+    def repeats(self) -> int | None:
+        return (self.summary.get("counts") or {}).get("repeats")
+
+
+_SESSION_FIELDS = (
+    "id",
+    "created_at",
+    "ended_at",
+    "status",
+    "message_count",
+    "dominant_emotion",
+    "escalation_triggered",
+    "session_summary",
+)
+
+
+def _session_row(row: dict, zone: ZoneInfo) -> SessionRow:
+    return SessionRow(
+        id=row["id"],
+        started=row["created_at"].astimezone(zone),
+        ended=row["ended_at"].astimezone(zone) if row["ended_at"] else None,
+        status=row["status"],
+        message_count=row["message_count"],
+        dominant_emotion=row["dominant_emotion"],
+        escalation_triggered=row["escalation_triggered"],
+        summary=row["session_summary"] or {},
+    )
+
+
+def sessions_page(
+    *, person: Person, page: int = 1, per_page: int = SESSIONS_PER_PAGE
+) -> tuple[list[SessionRow], bool]:
+    """One page of the person's conversations, newest first; (rows, whether there are more)."""
+    zone = trends.person_zone(person)
+    offset = (max(page, 1) - 1) * per_page
+    rows = list(
+        Session.objects.filter(person_id=person.id, message_count__gt=0)
+        .order_by("-created_at")
+        .values(*_SESSION_FIELDS)[offset : offset + per_page + 1]
+    )  # idx_sessions_person_created
+    return [_session_row(row, zone) for row in rows[:per_page]], len(rows) > per_page
+
+
+def session_for_person(*, person: Person, session_id: uuid.UUID) -> SessionRow | None:
+    """The person's conversation with this id, or None (another person's session is not theirs)."""
+    row = Session.objects.filter(id=session_id, person_id=person.id).values(*_SESSION_FIELDS)
+    row = row.first()
+    return None if row is None else _session_row(row, trends.person_zone(person))
+
+
+@dataclass
+class TranscriptLine:
+    role: str
+    content: str
+    at: datetime
+    emotion: str | None
+    distress: float | None
+    repeat_count: int | None
+    story: str | None
+    escalation: str | None  # why this message needed a person, if it did
+
+    @property
+    def feeling(self) -> str:
+        return words.feeling(self.emotion)
+
+    @property
+    def upset(self) -> int | None:
+        return words.upset_score(self.distress)
+
+    @property
+    def level(self) -> str:
+        return Mood(readings=1, average=self.distress).level
+
+    @property
+    def escalation_words(self) -> str:
+        return words.ESCALATION_REASONS.get(self.escalation or "", "needed help")
+
+
+def transcript(*, person: Person, session_id: uuid.UUID) -> list[TranscriptLine]:
+    """Every message of the conversation in order, with the feeling read from each of the
+    person's messages, repeats, stories told and the messages that needed a person. One query."""
+    zone = trends.person_zone(person)
+    rows = (
+        ChatMessage.objects.filter(session_id=session_id, person_id=person.id)
+        .order_by("sequence_number")
+        .values_list(
+            "role",
+            "content",
+            "timestamp",
+            "emotion__emotion",
+            "emotion__distress_score",
+            "repetition__repeat_count",
+            "narrative_usage__narrative_id",
+        )
+    )  # idx_messages_session_seq
+    lines = []
+    for role, content, at, emotion, distress, repeats, story in rows:
+        flagged = None
+        if role == ChatMessage.Role.USER:
+            found = escalation.detect(content, emotion=emotion, distress=distress or 0.0)
+            flagged = found.reason if found.escalate else None
+        lines.append(
+            TranscriptLine(
+                role=role,
+                content=content,
+                at=at.astimezone(zone),
+                emotion=emotion,
+                distress=distress,
+                repeat_count=repeats,
+                story=story,
+                escalation=flagged,
+            )
+        )
+    return lines
+
+
+def story_titles(used: list[dict]) -> list[str]:
+    """Titles of the stories a session summary lists (each once, in order told)."""
+    ids = list(dict.fromkeys(str(item.get("id")) for item in used if item.get("id")))
+    titles = dict(Narrative.objects.filter(id__in=ids).values_list("id", "title"))
+    return [titles.get(story_id, story_id.replace("-", " ")) for story_id in ids]
+
+
+# --- Alerts ----------------------------------------------------------------------------------
+
+
+@dataclass
+class AlertRow:
+    id: int
+    kind: str
+    status: str
+    headline: str
+    created: datetime
+    session_id: uuid.UUID | None
+    acted_by: str | None
+    acted_at: datetime | None
+
+    @property
+    def status_words(self) -> str:
+        return words.ALERT_STATUS.get(self.status, self.status)
+
+
+def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[AlertRow]:
+    """The person's alerts: the ones needing a look first, then the newest."""
+    zone = trends.person_zone(person)
+    rows = (
+        Alert.objects.filter(person_id=person.id)
+        .order_by("-created_at")
+        .values(
+            "id",
+            "kind",
+            "status",
+            "detail",
+            "created_at",
+            "session_id",
+            "acted_by__username",
+            "acted_by__first_name",
+            "acted_at",
+        )[:limit]
+    )  # idx_alerts_person_created
+    alerts = [
+        AlertRow(
+            id=row["id"],
+            kind=row["kind"],
+            status=row["status"],
+            headline=words.alert_headline(row["kind"], row["detail"]),
+            created=row["created_at"].astimezone(zone),
+            session_id=row["session_id"],
+            acted_by=row["acted_by__first_name"] or row["acted_by__username"],
+            acted_at=row["acted_at"].astimezone(zone) if row["acted_at"] else None,
+        )
+        for row in rows
+    ]
+    return sorted(alerts, key=lambda a: (a.status == Alert.Status.ACKNOWLEDGED, -a.id))
+
+
+def alert_of_person(*, person: Person, alert_id: int) -> Alert | None:
+    return Alert.objects.filter(id=alert_id, person_id=person.id).first()
+
+
+# --- Team -------------------------------------------------------------------------------------
+
+
+def team_of(*, person: Person) -> list[CareTeamMembership]:
+    return list(
+        CareTeamMembership.objects.filter(person_id=person.id)
+        .select_related("user")
+        .order_by("role", "user__username")
+    )
+
+
+def user_by_username(username: str):
+    return get_user_model().objects.filter(username=username).first()

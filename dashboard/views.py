@@ -1,0 +1,386 @@
+"""The caregiver dashboard: thin views over dashboard.selectors, dashboard.charts and services.
+
+Every view that touches a person calls dashboard.access.get_person_for first (404 outsider,
+403 member without the right, an audit row either way). A panel of the person page is one URL:
+a full page for a plain request, its `{% partialdef %}` fragment for htmx (HX-Request).
+"""
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from dashboard import charts, selectors, services, words
+from dashboard.access import Access, Need, get_person_for
+from dashboard.forms import AlertStatusForm, MemberAddForm, MemberUpdateForm
+from dashboard.models import AuditAction, CareRole
+from memory import trends
+from memory.models import Alert
+
+TIMELINE_CHOICES = (7, 30, 90)
+
+
+def _render(
+    request: HttpRequest,
+    template: str,
+    access: Access | None,
+    context: dict,
+    *,
+    partial: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """Render in the person's time zone; the named partial only for htmx requests."""
+    if partial and request.htmx:
+        template = f"{template}#{partial}"
+    if access is not None:
+        context = {
+            "person": access.person,
+            "access": access,
+            "name": selectors.person_name(access.person),
+            "short_name": _short_name(access),
+            **context,
+        }
+        with timezone.override(trends.person_zone(access.person)):
+            return render(request, template, context, status=status)
+    return render(request, template, context, status=status)
+
+
+def _short_name(access: Access) -> str:
+    context = access.person.caregiver_context or {}
+    return str(context.get("preferredName") or access.person.display_name or "them").strip()
+
+
+# --- People -------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def people(request: HttpRequest) -> HttpResponse:
+    """Everyone in the caregiver's care teams, with today's mood and alerts needing a look."""
+    cards = selectors.people_for_user(user=request.user, now=timezone.now())
+    return render(request, "dashboard/people.html", {"cards": cards})
+
+
+@login_required
+@require_GET
+def person(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The person page: a header, then panels that htmx loads from their own URLs."""
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PERSON)
+    card = selectors.person_card(
+        person=access.person, membership=access.membership, now=timezone.now()
+    )
+    return _render(request, "dashboard/person.html", access, {"card": card})
+
+
+# --- Panels of the person page ---------------------------------------------------------------
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_EMOTIONS)
+    try:
+        days = int(request.GET.get("days", selectors.TIMELINE_DAYS))
+    except ValueError:
+        days = selectors.TIMELINE_DAYS
+    if days not in TIMELINE_CHOICES:
+        days = selectors.TIMELINE_DAYS
+    timeline = selectors.emotion_timeline(person=access.person, now=timezone.now(), days=days)
+    figure = charts.timeline_figure(timeline, name=_short_name(access))
+    context = {
+        "timeline": timeline,
+        "chart": charts.to_json(figure),
+        "choices": TIMELINE_CHOICES,
+        "usual": words.upset_score(timeline.baseline),
+        "usual_words": words.upset_words(timeline.baseline),
+    }
+    return _render(request, "dashboard/person_emotions.html", access, context, partial="emotions")
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PATTERNS)
+    now = timezone.now()
+    name = _short_name(access)
+    heatmap = selectors.distress_heatmap(person=access.person, now=now)
+    weeks = selectors.weekly_distress(person=access.person, now=now)
+    hardest = heatmap.hardest_hours()
+    context = {
+        "heatmap": heatmap,
+        "heatmap_chart": charts.to_json(charts.heatmap_figure(heatmap, name=name)),
+        "weekly_chart": charts.to_json(charts.weekly_figure(weeks, name=name)),
+        "hardest": None if hardest is None else [charts._hour_label(h) for h in hardest],
+        "this_week": weeks[-1] if weeks else None,
+        "last_week": weeks[-2] if len(weeks) > 1 else None,
+        "this_week_words": words.upset_words(weeks[-1].average) if weeks else None,
+        "last_week_words": words.upset_words(weeks[-2].average) if len(weeks) > 1 else None,
+    }
+    return _render(request, "dashboard/person_patterns.html", access, context, partial="patterns")
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_REPETITION)
+    now = timezone.now()
+    name = _short_name(access)
+    subject = words.pronoun(access.person.caregiver_context)
+    band = selectors.repetition_this_week(person=access.person, now=now)
+    sentences = [
+        words.week_question_sentence(question, subject=subject, band=band)
+        for question in band.questions
+    ]
+    per_session = selectors.questions_per_session(person=access.person, now=now)
+    by_hour = selectors.questions_by_hour(person=access.person, now=now)
+    agreed = (access.person.caregiver_context or {}).get("agreedAnswers") or {}
+    repeated = selectors.most_repeated_questions(person=access.person, now=now)
+    context = {
+        "band": band,
+        "sentences": [s for s in sentences if s],
+        "repeated": [(q, agreed.get(q.question_type)) for q in repeated],
+        "days": selectors.REPETITION_DAYS,
+        "per_session_chart": charts.to_json(
+            charts.questions_per_session_figure(per_session, name=name)
+        )
+        if per_session
+        else None,
+        "by_hour_chart": charts.to_json(
+            charts.questions_by_hour_figure(by_hour, name=name, days=selectors.REPETITION_DAYS)
+        )
+        if by_hour
+        else None,
+    }
+    return _render(
+        request, "dashboard/person_repetition.html", access, context, partial="repetition"
+    )
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_CALMING)
+    kinds, stories, conversations = selectors.what_calms(person=access.person, now=timezone.now())
+    figure = charts.calming_figure(kinds, name=_short_name(access), conversations=conversations)
+    context = {
+        "kinds": kinds,
+        "stories": stories[:10],
+        "conversations": conversations,
+        "chart": charts.to_json(figure) if any(k.drop is not None for k in kinds) else None,
+    }
+    return _render(request, "dashboard/person_calming.html", access, context, partial="calming")
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def person_sessions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_SESSIONS)
+    try:
+        page = max(int(request.GET.get("page", 1)), 1)
+    except ValueError:
+        page = 1
+    rows, more = selectors.sessions_page(
+        person=access.person, page=page, per_page=selectors.SESSIONS_PER_PAGE
+    )
+    context = {"sessions": rows, "more": more, "page": page, "next_page": page + 1}
+    # htmx asking for page 2+ gets only the rows (and the next "more" button) to append.
+    partial = "session-rows" if page > 1 else "sessions"
+    return _render(request, "dashboard/person_sessions.html", access, context, partial=partial)
+
+
+@login_required
+@require_GET
+def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponse:
+    """One conversation: its summary for every member; the transcript loads for those allowed."""
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_SESSION, object_id=str(session_id)
+    )
+    row = selectors.session_for_person(person=access.person, session_id=session_id)
+    if row is None:
+        return _render(request, "dashboard/not_found.html", access, {}, status=404)
+    alerts = [
+        a for a in selectors.alerts_for_person(person=access.person) if a.session_id == row.id
+    ]
+    summary = row.summary
+    subject = words.pronoun(access.person.caregiver_context)
+    arc = summary.get("emotional_arc") or ""
+    context = {
+        "session": row,
+        "alerts": alerts,
+        "arc": " → ".join(words.feeling(part.strip()) for part in arc.split("→") if part.strip()),
+        "topics": [
+            f"{words.question_phrase(t['question_type'], subject)} ({words.times(t['count'])})"
+            for t in summary.get("key_topics") or []
+        ],
+        "stories": selectors.story_titles(summary.get("narratives_used") or []),
+    }
+    return _render(request, "dashboard/session.html", access, context)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def session_transcript(
+    request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID
+) -> HttpResponse:
+    access = get_person_for(
+        request.user,
+        person_id,
+        need=Need.TRANSCRIPTS,
+        action=AuditAction.VIEW_TRANSCRIPT,
+        object_id=str(session_id),
+    )
+    row = selectors.session_for_person(person=access.person, session_id=session_id)
+    if row is None:
+        return _render(request, "dashboard/not_found.html", access, {}, status=404)
+    lines = selectors.transcript(person=access.person, session_id=session_id)
+    context = {"session": row, "lines": lines}
+    return _render(
+        request, "dashboard/session_transcript.html", access, context, partial="transcript"
+    )
+
+
+# --- Alerts ----------------------------------------------------------------------------------
+
+
+def _alerts_context(access: Access) -> dict:
+    alerts = selectors.alerts_for_person(person=access.person)
+    return {
+        "alerts": alerts,
+        "open_count": sum(a.status != Alert.Status.ACKNOWLEDGED for a in alerts),
+    }
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def person_alerts(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_ALERTS)
+    return _render(
+        request, "dashboard/person_alerts.html", access, _alerts_context(access), partial="alerts"
+    )
+
+
+@login_required
+@require_POST
+def alert_status(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> HttpResponse:
+    """'Looking into it' or 'dealt with': records who and when, then shows the alerts again."""
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.ALERT_STATUS, object_id=str(alert_id)
+    )
+    alert = selectors.alert_of_person(person=access.person, alert_id=alert_id)
+    if alert is None:
+        return _render(request, "dashboard/not_found.html", access, {}, status=404)
+    form = AlertStatusForm(request.POST)
+    if not form.is_valid():
+        context = {**_alerts_context(access), "error": "Choose what to do with the alert."}
+        return _render(
+            request,
+            "dashboard/person_alerts.html",
+            access,
+            context,
+            partial="alerts",
+            status=400,
+        )
+    services.alert_act(alert=alert, status=form.cleaned_data["status"], user=request.user)
+    if request.htmx:
+        return _render(
+            request,
+            "dashboard/person_alerts.html",
+            access,
+            _alerts_context(access),
+            partial="alerts",
+        )
+    return redirect(reverse("dashboard:person", args=[person_id]) + "#alerts")
+
+
+# --- Care team -------------------------------------------------------------------------------
+
+
+def _team_context(access: Access, **extra) -> dict:
+    return {
+        "members": selectors.team_of(person=access.person),
+        "roles": CareRole.choices,
+        "add_form": extra.pop("add_form", MemberAddForm()),
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def team(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The care team (admin only): who is in it, their role, who may read full conversations."""
+    access = get_person_for(request.user, person_id, need=Need.ADMIN, action=AuditAction.VIEW_TEAM)
+    return _render(request, "dashboard/team.html", access, _team_context(access))
+
+
+@login_required
+@require_POST
+def team_add(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    access = get_person_for(request.user, person_id, need=Need.ADMIN, action=AuditAction.EDIT_TEAM)
+    form = MemberAddForm(request.POST)
+    if form.is_valid():
+        user = selectors.user_by_username(form.cleaned_data["username"])
+        if user is None:
+            form.add_error("username", "No one with this login name.")
+        else:
+            error = services.member_add(
+                person=access.person,
+                user=user,
+                role=form.cleaned_data["role"],
+                can_see_transcripts=form.cleaned_data["can_see_transcripts"],
+            )
+            if error:
+                form.add_error("username", error)
+    if form.errors:
+        context = _team_context(access, add_form=form)
+        return _render(request, "dashboard/team.html", access, context, status=400)
+    messages.success(request, "Added to the care team.")
+    return redirect("dashboard:team", person_id=person_id)
+
+
+@login_required
+@require_POST
+def team_member(request: HttpRequest, person_id: uuid.UUID, membership_id: int) -> HttpResponse:
+    """Change a member's role and transcript right, or (with remove=1) take them off the team."""
+    access = get_person_for(
+        request.user,
+        person_id,
+        need=Need.ADMIN,
+        action=AuditAction.EDIT_TEAM,
+        object_id=str(membership_id),
+    )
+    member = access.person.care_team.filter(id=membership_id).first()
+    if member is None:
+        return _render(request, "dashboard/not_found.html", access, {}, status=404)
+    if request.POST.get("remove"):
+        error = services.member_remove(membership=member)
+        done = "Taken off the care team."
+    else:
+        form = MemberUpdateForm(request.POST)
+        if not form.is_valid():
+            context = _team_context(access, error="Choose a role.")
+            return _render(request, "dashboard/team.html", access, context, status=400)
+        error = services.member_update(
+            membership=member,
+            role=form.cleaned_data["role"],
+            can_see_transcripts=form.cleaned_data["can_see_transcripts"],
+        )
+        done = "Saved."
+    if error:
+        return _render(
+            request, "dashboard/team.html", access, _team_context(access, error=error), status=400
+        )
+    messages.success(request, done)
+    return redirect("dashboard:team", person_id=person_id)

@@ -1,0 +1,180 @@
+"""Plain words for caregivers: feelings, how upset, question types, stories, alerts.
+
+The dashboard never shows codes: everything a caregiver reads goes through these tables. Distress
+is stored 0–1; people read it as "how upset", 0–100.
+"""
+
+from memory.models import Alert, Emotion, Narrative, QuestionType
+
+FEELINGS = {
+    Emotion.CALM: "calm",
+    Emotion.NEUTRAL: "settled",
+    Emotion.LONELY: "lonely",
+    Emotion.SAD: "sad",
+    Emotion.CONFUSED: "confused",
+    Emotion.ANXIOUS: "anxious",
+    Emotion.FEARFUL: "frightened",
+}
+
+# (upper bound of distress, words): the first bound above the value names it.
+UPSET_LEVELS = [
+    (0.2, "calm"),
+    (0.4, "a little unsettled"),
+    (0.6, "unsettled"),
+    (0.8, "upset"),
+    (1.01, "very upset"),
+]
+
+# How each question type reads after "asked ...", by pronoun ("she", "he", "they").
+_QUESTION_PHRASES = {
+    QuestionType.LOCATION: "where {subject} {be}",
+    QuestionType.TIME: "what day or time it is",
+    QuestionType.IDENTITY: "who people are",
+    QuestionType.ACTIVITY: "what {subject} should be doing",
+    QuestionType.PERSON: "about family and friends",
+    QuestionType.GENERAL: "other things",
+}
+QUESTION_LABELS = {
+    QuestionType.LOCATION: "Where am I?",
+    QuestionType.TIME: "What day or time is it?",
+    QuestionType.IDENTITY: "Who are you?",
+    QuestionType.ACTIVITY: "What should I do?",
+    QuestionType.PERSON: "Family and friends",
+    QuestionType.GENERAL: "Other",
+}
+
+STORY_KINDS = {
+    Narrative.Category.CALMING_STORY: "calming stories",
+    Narrative.Category.GROUNDING: "gentle reminders of where and when",
+    Narrative.Category.MEMORY_LOOP: "kind answers to a repeated question",
+    Narrative.Category.REMINISCENCE: "stories from the past",
+    Narrative.Category.GENTLE_REDIRECT: "a gentle change of subject",
+}
+
+ESCALATION_REASONS = {
+    "self_harm": "said something about wanting to hurt themselves",
+    "fall": "may have fallen",
+    "pain": "mentioned pain or feeling unwell",
+    "wants_to_leave": "wanted to leave",
+    "asks_for_help": "asked for help",
+    "severe_distress": "was very frightened",
+}
+
+ALERT_STATUS = {
+    Alert.Status.OPEN: "new",
+    Alert.Status.LOOKING_INTO: "someone is looking into it",
+    Alert.Status.ACKNOWLEDGED: "dealt with",
+}
+
+
+def pronoun(caregiver_context: dict | None) -> str:
+    """'she', 'he' or 'they', from caregiver_context["pronouns"] (e.g. "she/her")."""
+    value = str((caregiver_context or {}).get("pronouns") or "they").split("/")[0].strip().lower()
+    return value if value in ("she", "he", "they") else "they"
+
+
+def feeling(emotion: str | None) -> str:
+    return FEELINGS.get(emotion, "not known") if emotion else "not known"
+
+
+def upset_words(distress: float | None) -> str:
+    """'calm' … 'very upset' for a distress level 0–1; 'not known' without one."""
+    if distress is None:
+        return "not known"
+    for bound, words in UPSET_LEVELS:
+        if distress < bound:
+            return words
+    return UPSET_LEVELS[-1][1]
+
+
+def upset_score(distress: float | None) -> int | None:
+    """Distress 0–1 as the 0–100 'how upset' figure caregivers see."""
+    return None if distress is None else round(distress * 100)
+
+
+def question_phrase(question_type: str, subject: str = "they") -> str:
+    template = _QUESTION_PHRASES.get(question_type, "other things")
+    return template.format(subject=subject, be="are" if subject == "they" else "is")
+
+
+def question_label(question_type: str) -> str:
+    return QUESTION_LABELS.get(question_type, "Other")
+
+
+def story_kind(category: str) -> str:
+    return STORY_KINDS.get(category, category.replace("_", " "))
+
+
+def times(count: float) -> str:
+    """'once', 'twice', 'about 8 times'."""
+    rounded = round(count)
+    if rounded <= 1:
+        return "once"
+    if rounded == 2:
+        return "twice"
+    return f"about {rounded} times" if abs(count - rounded) > 0.05 else f"{rounded} times"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def duration(seconds: float | None) -> str:
+    if not seconds:
+        return "under a minute"
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    if minutes < 90:
+        return plural(minutes, "minute")
+    hours, minutes = divmod(minutes, 60)
+    return f"{plural(hours, 'hour')} {plural(minutes, 'minute')}"
+
+
+def alert_headline(kind: str, detail: dict | None) -> str:
+    """What an alert is about, in one plain sentence (no codes, no raw figures)."""
+    detail = detail or {}
+    if kind == Alert.Kind.ESCALATION:
+        reason = ESCALATION_REASONS.get(detail.get("reason") or "", "needed a person's help")
+        return f"Clara flagged a moment that needed a person: {reason}."
+    if kind == Alert.Kind.DISTRESS_ABOVE_BASELINE:
+        now, usual = upset_score(detail.get("session_average")), upset_score(detail.get("baseline"))
+        if now is not None and usual is not None:
+            return f"More upset than usual in one conversation ({now} out of 100; usually {usual})."
+        return "More upset than usual in one conversation."
+    if kind == Alert.Kind.CHRONIC_REPETITION:
+        recent = detail.get("recent_repeats_per_session")
+        usual = detail.get("usual_repeats_per_session")
+        if recent is not None and usual is not None:
+            return (
+                "Asking the same things more often than usual "
+                f"({times(recent)} a conversation lately; usually {times(usual)})."
+            )
+        return "Asking the same things more often than usual."
+    return "Something to look at."
+
+
+def week_question_sentence(question, *, subject: str, band) -> str | None:
+    """'Asked where she is about 8 times a conversation, in 5 of 9 conversations this week
+    (last week: about 6 times, in 4 of 8).' None when the question was not asked either week.
+
+    `question` is a selectors.WeekQuestion, `band` the selectors.WeekBand it belongs to.
+    """
+    phrase = question_phrase(question.question_type, subject)
+    if question.asked:
+        sentence = (
+            f"Asked {phrase} {times(question.per_conversation)} a conversation, in "
+            f"{question.conversations} of {plural(band.conversations, 'conversation')} this week"
+        )
+    elif question.last_week_asked:
+        sentence = f"Has not asked {phrase} this week"
+    else:
+        return None
+    if question.last_week_asked:
+        sentence += (
+            f" (last week: {times(question.last_week_per_conversation)}, in "
+            f"{question.last_week_conversations} of {band.last_week_conversations})"
+        )
+    else:
+        sentence += " (not asked last week)"
+    return sentence + "."

@@ -1,0 +1,49 @@
+// Renders every <script type="application/json" data-chart> (a Plotly figure from
+// dashboard/charts.py) into a chart beside it: on page load and in every fragment htmx swaps
+// in. No inline script anywhere, so the Content-Security-Policy can forbid it.
+(function () {
+  "use strict";
+  function adapt(layout, width) {
+    // Text and grid follow the page's colours (light or dark theme) for contrast.
+    var style = getComputedStyle(document.body);
+    var ink = style.getPropertyValue("--ink").trim() || "#111";
+    var rule = style.getPropertyValue("--rule").trim() || "#888";
+    layout.font = Object.assign({}, layout.font, { color: ink });
+    ["xaxis", "yaxis"].forEach(function (axis) {
+      layout[axis] = Object.assign({ gridcolor: rule, linecolor: rule, zerolinecolor: rule }, layout[axis]);
+    });
+    // The title goes above the chart as page text (it wraps on a phone; Plotly's does not).
+    delete layout.title;
+    layout.margin = Object.assign({}, layout.margin, { t: 12 });
+    if (width < 600) {
+      // A phone: smaller legend, three entries a row, below the plot.
+      layout.legend = Object.assign({}, layout.legend, {
+        font: { size: 13 }, entrywidthmode: "fraction", entrywidth: 0.33, y: -0.3
+      });
+      layout.margin.l = Math.min(layout.margin.l || 56, 48);
+      layout.height = (layout.height || 340) + (layout.showlegend === false ? 0 : 60);
+    }
+    return layout;
+  }
+  function render(root) {
+    if (typeof Plotly === "undefined") return;
+    root.querySelectorAll("script[type='application/json'][data-chart]").forEach(function (el) {
+      if (el.dataset.rendered) return;
+      el.dataset.rendered = "1";
+      var figure = JSON.parse(el.textContent);
+      var title = (figure.layout.title && figure.layout.title.text) || "";
+      var caption = document.createElement("p");
+      caption.className = "chart-title";
+      caption.textContent = title;
+      var target = document.createElement("div");
+      target.className = "chart";
+      target.setAttribute("role", "img");
+      target.setAttribute("aria-label", title || "chart");
+      el.after(caption, target);
+      Plotly.newPlot(target, figure.data, adapt(figure.layout, el.parentElement.clientWidth), {
+        responsive: true, displayModeBar: false, displaylogo: false
+      });
+    });
+  }
+  htmx.onLoad(render);
+})();

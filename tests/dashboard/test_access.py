@@ -1,0 +1,205 @@
+"""The whole URL matrix: every page, partial, export and POST, for every kind of visitor.
+
+alice (team admin, may read conversations) may do everything; bob (family, no transcript
+right) gets 403 where his role falls short; charlie (outsider) gets 404 everywhere and learns
+nothing; an anonymous visitor is sent to the login page. Every allowed read leaves an audit row.
+"""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import URLPattern, reverse
+from django.utils import timezone
+
+from dashboard import urls as dashboard_urls
+from dashboard.models import AuditEvent, CareTeamMembership
+from memory.alerts import escalation_alert_raise
+from tests.dashboard.conftest import client_for, converse
+
+pytestmark = pytest.mark.django_db
+
+VIEW, TRANSCRIPTS, ADMIN = "view", "transcripts", "admin"
+
+# name: (method, what the role needs)
+ROUTES = {
+    "person": ("get", VIEW),
+    "person_emotions": ("get", VIEW),
+    "person_patterns": ("get", VIEW),
+    "person_repetition": ("get", VIEW),
+    "person_calming": ("get", VIEW),
+    "person_sessions": ("get", VIEW),
+    "person_alerts": ("get", VIEW),
+    "session": ("get", VIEW),
+    "session_transcript": ("get", TRANSCRIPTS),
+    "alert_status": ("post", VIEW),
+    "team": ("get", ADMIN),
+    "team_add": ("post", ADMIN),
+    "team_member": ("post", ADMIN),
+}
+# Pages about no one in particular.
+PUBLIC_OR_OWN = {"login", "logout", "people"}
+
+
+def route(name: str, *, person, session, alert) -> tuple[str, str, dict]:
+    """(method, url, POST data) of a route, for this person's objects."""
+    method, _ = ROUTES[name]
+    args: list = [person.id]
+    data: dict = {}
+    if name in ("session", "session_transcript"):
+        args.append(session.id)
+    elif name == "alert_status":
+        args.append(alert.id)
+        data = {"status": "acknowledged"}
+    elif name == "team_add":
+        get_user_model().objects.get_or_create(username="dave")
+        data = {"username": "dave", "role": "staff"}
+    elif name == "team_member":
+        member = CareTeamMembership.objects.filter(person=person, role="family").first()
+        args.append(member.id)
+        data = {"role": "staff"}
+    return method, reverse(f"dashboard:{name}", args=args), data
+
+
+def call(client: Client, name: str, objects: dict, **headers):
+    method, url, data = route(name, **objects)
+    if method == "get":
+        return client.get(url, headers=headers)
+    return client.post(url, data, headers=headers)
+
+
+@pytest.fixture
+def objects(person, session, alert, alice, bob):
+    # alice and bob are in the team (bob's membership is what team_member edits).
+    return {"person": person, "session": session, "alert": alert}
+
+
+def test_every_person_route_is_in_the_matrix():
+    names = {p.name for p in dashboard_urls.urlpatterns if isinstance(p, URLPattern)}
+    assert names - PUBLIC_OR_OWN == set(ROUTES)
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_team_admin_may_do_everything(name, objects, alice):
+    response = call(client_for(alice), name, objects)
+    method, _ = ROUTES[name]
+    assert response.status_code == (200 if method == "get" else 302)
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_member_gets_403_where_the_role_falls_short(name, objects, bob):
+    response = call(client_for(bob), name, objects)
+    method, need = ROUTES[name]
+    if need == VIEW:
+        assert response.status_code == (200 if method == "get" else 302)
+    else:
+        assert response.status_code == 403
+        assert b"Peggy" not in response.content
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_outsider_gets_404_and_learns_nothing(name, objects, charlie):
+    response = call(client_for(charlie), name, objects)
+    assert response.status_code == 404
+    assert b"Peggy" not in response.content
+    assert b"Nana" not in response.content
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_outsider_htmx_request_gets_404_too(name, objects, charlie):
+    response = call(client_for(charlie), name, objects, **{"HX-Request": "true"})
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_anonymous_is_sent_to_log_in(name, objects):
+    method, url, _ = route(name, **objects)
+    response = call(Client(), name, objects)
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('dashboard:login')}?next={url}"
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_outsider_changes_nothing_and_leaves_no_audit_row(name, objects, charlie):
+    before = AuditEvent.objects.count()
+    memberships = list(CareTeamMembership.objects.values_list("id", "role").order_by("id"))
+    call(client_for(charlie), name, objects)
+    assert AuditEvent.objects.count() == before
+    assert list(CareTeamMembership.objects.values_list("id", "role").order_by("id")) == memberships
+    objects["alert"].refresh_from_db()
+    assert objects["alert"].status == "open"
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_every_allowed_request_is_audited(name, objects, alice):
+    call(client_for(alice), name, objects)
+    row = AuditEvent.objects.order_by("-id").first()
+    assert row.user == alice
+    assert row.username == "alice"
+    assert row.person_id == objects["person"].id
+    assert row.allowed is True
+
+
+@pytest.mark.parametrize("name", [n for n, (_, need) in ROUTES.items() if need != VIEW])
+def test_a_refused_member_is_audited_as_refused(name, objects, bob):
+    call(client_for(bob), name, objects)
+    row = AuditEvent.objects.order_by("-id").first()
+    assert (row.username, row.person_id, row.allowed) == ("bob", objects["person"].id, False)
+
+
+def test_a_session_of_another_person_is_not_found_under_this_person(objects, alice, other_person):
+    theirs = converse(other_person, timezone.now(), [("Hello", 0.1, "calm")])
+    client = client_for(alice)
+    for name in ("session", "session_transcript"):
+        url = reverse(f"dashboard:{name}", args=[objects["person"].id, theirs.id])
+        assert client.get(url).status_code == 404
+
+
+def test_an_alert_of_another_person_cannot_be_changed_through_this_person(
+    objects, alice, other_person
+):
+    theirs = converse(other_person, timezone.now(), [("Hello", 0.1, "calm")])
+    their_alert, _ = escalation_alert_raise(person_id=other_person.id, session_id=theirs.id)
+    url = reverse("dashboard:alert_status", args=[objects["person"].id, their_alert.id])
+    response = client_for(alice).post(url, {"status": "acknowledged"})
+    assert response.status_code == 404
+    their_alert.refresh_from_db()
+    assert their_alert.status == "open"
+
+
+# --- CSRF ---------------------------------------------------------------------------------
+
+POSTS = sorted(name for name, (method, _) in ROUTES.items() if method == "post")
+
+
+def _csrf_client(user) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("name", POSTS)
+def test_every_post_refuses_a_missing_csrf_token(name, objects, alice):
+    client = _csrf_client(alice)
+    before = AuditEvent.objects.count()
+    response = call(client, name, objects)
+    assert response.status_code == 403
+    assert AuditEvent.objects.count() == before  # refused before the view ran
+    objects["alert"].refresh_from_db()
+    assert objects["alert"].status == "open"
+
+
+@pytest.mark.parametrize("name", POSTS)
+def test_every_post_accepts_the_token_htmx_sends_in_its_header(name, objects, alice):
+    client = _csrf_client(alice)
+    page = client.get(reverse("dashboard:person", args=[objects["person"].id]))
+    token = page.cookies["csrftoken"].value
+    # base.html puts the token in hx-headers; htmx sends it as X-CSRFToken.
+    assert b'"x-csrftoken": "' in page.content
+    response = call(client, name, objects, **{"X-CSRFToken": token, "HX-Request": "true"})
+    assert response.status_code in (200, 302)
+
+
+def test_logout_is_a_post_with_csrf(alice):
+    client = _csrf_client(alice)
+    assert client.post(reverse("dashboard:logout")).status_code == 403
+    assert client.get(reverse("dashboard:people")).status_code == 200

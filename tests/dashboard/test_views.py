@@ -1,0 +1,302 @@
+"""What the pages show and do: full pages vs htmx fragments, alerts, the team, logging in."""
+
+import json
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from memory.models import Alert, Session
+from tests.dashboard.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+PANELS = [
+    ("person_emotions", "emotions"),
+    ("person_patterns", "patterns"),
+    ("person_repetition", "repetition"),
+    ("person_calming", "calming"),
+    ("person_sessions", "sessions"),
+    ("person_alerts", "alerts"),
+]
+
+
+def charts_in(content: bytes) -> list[dict]:
+    found = re.findall(rb'<script type="application/json" data-chart>(.*?)</script>', content, re.S)
+    return [json.loads(raw) for raw in found]
+
+
+# --- People list ----------------------------------------------------------------------------
+
+
+def test_people_list_shows_only_the_people_in_my_teams(alice_client, person, other_person):
+    response = alice_client.get(reverse("dashboard:people"))
+    assert response.status_code == 200
+    assert b"Peggy (Nana)" in response.content
+    assert b"Arthur" not in response.content
+
+
+def test_people_list_shows_todays_mood_in_words_and_alerts_to_look_at(alice_client, person):
+    content = alice_client.get(reverse("dashboard:people")).content.decode()
+    # Today (London): the second conversation, anxious and frightened, two hours ago.
+    assert "Mostly anxious" in content
+    assert "1 conversation today" in content
+    assert "1 alert to look at" in content
+
+
+def test_people_list_counts_no_alert_once_dealt_with(alice_client, alert):
+    alert.status = Alert.Status.ACKNOWLEDGED
+    alert.save()
+    content = alice_client.get(reverse("dashboard:people")).content.decode()
+    assert "No alerts to look at" in content
+
+
+# --- Person page and its panels -------------------------------------------------------------
+
+
+def test_person_page_loads_each_panel_from_its_own_url(alice_client, person):
+    response = alice_client.get(reverse("dashboard:person", args=[person.id]))
+    content = response.content.decode()
+    for name, _ in PANELS:
+        url = reverse(f"dashboard:{name}", args=[person.id])
+        assert f'hx-get="{url}"' in content
+        assert f'href="{url}"' in content  # usable without JavaScript too
+    assert "plotly-4.1.1.min.js" in content
+    assert "<script>" not in content  # no inline script (CSP)
+
+
+@pytest.mark.parametrize("name,panel", PANELS)
+def test_htmx_gets_the_fragment_and_a_plain_request_the_full_page(
+    alice_client, person, name, panel
+):
+    url = reverse(f"dashboard:{name}", args=[person.id])
+    fragment = alice_client.get(url, headers=HX)
+    page = alice_client.get(url)
+    assert fragment.status_code == page.status_code == 200
+    assert fragment.content.lstrip().startswith(b"<section")
+    assert f'id="{panel}"'.encode() in fragment.content
+    assert b"<html" not in fragment.content
+    assert b"<html" in page.content and f'id="{panel}"'.encode() in page.content
+    assert "HX-Request" in fragment["Vary"]
+
+
+def test_emotion_timeline_chart_holds_every_reading_on_a_0_to_100_scale(alice_client, person):
+    response = alice_client.get(reverse("dashboard:person_emotions", args=[person.id]), headers=HX)
+    (figure,) = charts_in(response.content)
+    points = [
+        y for trace in figure["data"] if trace["name"] != "needed a person" for y in trace["y"]
+    ]
+    assert sorted(points) == [20, 40, 50, 50, 60, 70, 90]
+    assert any(trace["name"] == "needed a person" for trace in figure["data"])
+    assert "Peggy" in figure["layout"]["title"]["text"]
+
+
+def test_timeline_ignores_a_days_value_it_does_not_offer(alice_client, person):
+    url = reverse("dashboard:person_emotions", args=[person.id])
+    assert b"last 30 days" in alice_client.get(url + "?days=abc", headers=HX).content
+    assert b"last 30 days" in alice_client.get(url + "?days=100000", headers=HX).content
+    assert b"last 7 days" in alice_client.get(url + "?days=7", headers=HX).content
+
+
+def test_repetition_panel_says_the_week_in_plain_words(alice_client, person):
+    response = alice_client.get(
+        reverse("dashboard:person_repetition", args=[person.id]), headers=HX
+    )
+    content = response.content.decode()
+    assert "“Where am I?”" in content or "“When is Sarah coming?”" in content
+    assert re.search(r"Asked (where she is|about family and friends) twice a conversation", content)
+
+
+def test_agreed_answer_shows_next_to_the_question(alice_client, person):
+    person.caregiver_context["agreedAnswers"] = {"location": "You live at Rosewood House."}
+    person.save()
+    response = alice_client.get(
+        reverse("dashboard:person_repetition", args=[person.id]), headers=HX
+    )
+    assert "Agreed answer: You live at Rosewood House." in response.content.decode()
+
+
+def test_sessions_panel_pages_with_htmx_rows_only(alice_client, person, monkeypatch):
+    from dashboard import selectors
+
+    monkeypatch.setattr(selectors, "SESSIONS_PER_PAGE", 1)
+    url = reverse("dashboard:person_sessions", args=[person.id])
+    first = alice_client.get(url, headers=HX).content.decode()
+    assert "Show older conversations" in first
+    second = alice_client.get(url + "?page=2", headers=HX).content.decode()
+    assert second.lstrip().startswith("<li")
+    assert "Show older conversations" not in second
+    assert second.count('class="session-row"') == 1
+
+
+# --- A conversation ---------------------------------------------------------------------------
+
+
+def test_session_page_shows_the_summary_and_loads_the_transcript_for_alice(
+    alice_client, person, session
+):
+    content = alice_client.get(reverse("dashboard:session", args=[person.id, session.id])).content
+    transcript_url = reverse("dashboard:session_transcript", args=[person.id, session.id])
+    assert f'hx-get="{transcript_url}"'.encode() in content
+    assert b"Peggy talked with Clara" in content or b"Talked with Clara" in content
+
+
+def test_session_page_for_bob_says_the_transcript_needs_permission(bob_client, person, session):
+    content = bob_client.get(reverse("dashboard:session", args=[person.id, session.id])).content
+    assert b"transcript/" not in content
+    assert b"Ask the team admin" in content
+    assert b"I fell" not in content
+
+
+def test_transcript_shows_feeling_per_message_and_marks_the_escalation(
+    alice_client, person, session
+):
+    url = reverse("dashboard:session_transcript", args=[person.id, session.id])
+    content = alice_client.get(url, headers=HX).content.decode()
+    assert "I fell and I can&#x27;t get up, help me" in content
+    assert "frightened, 90 of 100" in content
+    assert "Needed a person: may have fallen" in content
+    assert content.count("msg-escalation") == 1
+    assert "asked again" in content  # "When is Sarah coming?" the second time
+    assert AuditEvent.objects.filter(action="view_transcript", object_id=str(session.id)).exists()
+
+
+# --- Alerts ----------------------------------------------------------------------------------
+
+
+def test_acknowledging_an_alert_records_who_and_when(bob_client, bob, person, alert):
+    url = reverse("dashboard:alert_status", args=[person.id, alert.id])
+    response = bob_client.post(url, {"status": "acknowledged"}, headers=HX)
+    assert response.status_code == 200
+    assert b"Dealt with" in response.content
+    assert b"(bob," in response.content
+    alert.refresh_from_db()
+    assert (alert.status, alert.acted_by) == ("acknowledged", bob)
+    assert alert.acted_at is not None
+
+
+def test_looking_into_an_alert_without_htmx_redirects_back(alice_client, alice, person, alert):
+    url = reverse("dashboard:alert_status", args=[person.id, alert.id])
+    response = alice_client.post(url, {"status": "looking_into"})
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/people/{person.id}/#alerts")
+    alert.refresh_from_db()
+    assert (alert.status, alert.acted_by) == ("looking_into", alice)
+
+
+def test_an_unknown_alert_status_is_refused_and_changes_nothing(alice_client, person, alert):
+    url = reverse("dashboard:alert_status", args=[person.id, alert.id])
+    response = alice_client.post(url, {"status": "deleted"}, headers=HX)
+    assert response.status_code == 400
+    alert.refresh_from_db()
+    assert alert.status == "open" and alert.acted_by is None
+
+
+def test_alert_status_is_get_proof(alice_client, person, alert):
+    url = reverse("dashboard:alert_status", args=[person.id, alert.id])
+    assert alice_client.get(url).status_code == 405
+
+
+# --- Care team --------------------------------------------------------------------------------
+
+
+def test_admin_adds_a_member_without_transcript_right(alice_client, person, django_user_model):
+    dave = django_user_model.objects.create_user("dave", password=PASSWORD)
+    response = alice_client.post(
+        reverse("dashboard:team_add", args=[person.id]), {"username": "dave", "role": "staff"}
+    )
+    assert response.status_code == 302
+    member = CareTeamMembership.objects.get(person=person, user=dave)
+    assert (member.role, member.can_see_transcripts) == ("staff", False)
+
+
+def test_adding_an_unknown_login_says_so(alice_client, person):
+    response = alice_client.post(
+        reverse("dashboard:team_add", args=[person.id]), {"username": "nobody", "role": "staff"}
+    )
+    assert response.status_code == 400
+    assert b"No one with this login name." in response.content
+
+
+def test_admin_grants_transcripts(alice_client, person, bob):
+    member = CareTeamMembership.objects.get(person=person, user=bob)
+    url = reverse("dashboard:team_member", args=[person.id, member.id])
+    alice_client.post(url, {"role": "family", "can_see_transcripts": "on"})
+    member.refresh_from_db()
+    assert member.can_see_transcripts is True
+
+
+def test_the_last_admin_can_neither_leave_nor_step_down(alice_client, alice, person):
+    member = CareTeamMembership.objects.get(person=person, user=alice)
+    url = reverse("dashboard:team_member", args=[person.id, member.id])
+    assert alice_client.post(url, {"remove": "1"}).status_code == 400
+    assert alice_client.post(url, {"role": "family"}).status_code == 400
+    member.refresh_from_db()
+    assert member.role == CareRole.ADMIN
+
+
+def test_removing_a_member_takes_their_access(alice_client, bob, bob_client, person):
+    member = CareTeamMembership.objects.get(person=person, user=bob)
+    alice_client.post(
+        reverse("dashboard:team_member", args=[person.id, member.id]), {"remove": "1"}
+    )
+    assert bob_client.get(reverse("dashboard:person", args=[person.id])).status_code == 404
+
+
+# --- Logging in -------------------------------------------------------------------------------
+
+
+def test_login_with_the_password_opens_the_people_list(alice, person):
+    client = Client()
+    response = client.post(
+        reverse("dashboard:login"), {"username": "alice", "password": PASSWORD}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == reverse("dashboard:people")
+    assert b"Peggy (Nana)" in response.content
+
+
+def test_five_wrong_passwords_lock_the_login(alice):
+    client = Client()
+    for _ in range(5):
+        response = client.post(reverse("dashboard:login"), {"username": "alice", "password": "x"})
+    response = client.post(reverse("dashboard:login"), {"username": "alice", "password": PASSWORD})
+    assert response.status_code in (403, 429)
+    assert "_auth_user_id" not in client.session
+
+
+def test_audit_rows_hold_no_names_or_message_text(alice_client, person, session):
+    alice_client.get(reverse("dashboard:session_transcript", args=[person.id, session.id]))
+    for row in AuditEvent.objects.values("username", "action", "object_id"):
+        text = " ".join(row.values())
+        assert "Peggy" not in text and "Nana" not in text and "fell" not in text
+
+
+def test_audit_rows_are_read_only_in_the_admin(admin_client, alice_client, person):
+    alice_client.get(reverse("dashboard:person", args=[person.id]))
+    row = AuditEvent.objects.first()
+    assert admin_client.get(reverse("admin:dashboard_auditevent_changelist")).status_code == 200
+    change = admin_client.post(
+        reverse("admin:dashboard_auditevent_change", args=[row.id]), {"username": "mallory"}
+    )
+    assert change.status_code == 403 or b"mallory" not in change.content
+    row.refresh_from_db()
+    assert row.username == "alice"
+    assert admin_client.get(reverse("admin:dashboard_auditevent_add")).status_code == 403
+    assert (
+        admin_client.post(
+            reverse("admin:dashboard_auditevent_delete", args=[row.id]), {"post": "yes"}
+        ).status_code
+        == 403
+    )
+    assert AuditEvent.objects.filter(id=row.id).exists()
+
+
+def test_anonymous_sessions_of_no_person_never_show(alice_client, person):
+    Session.objects.create(
+        created_at=person.created_at, last_activity_at=person.created_at, message_count=2
+    )
+    content = alice_client.get(reverse("dashboard:person_sessions", args=[person.id])).content
+    assert content.count(b'class="session-row"') == 2
