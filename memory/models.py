@@ -57,6 +57,8 @@ class Person(models.Model):
     # Off: nothing new is remembered about the person (extraction and agent writes are refused);
     # what is already there stays until a caregiver forgets it.
     memory_enabled = models.BooleanField(default=True)
+    # The companion persona that talks with this person; its memory policy applies (Persona).
+    persona = models.CharField(max_length=32, default="clara")
 
     class Meta:
         db_table = "people"
@@ -152,6 +154,8 @@ class ChatMessage(models.Model):
     processing_time_ms = models.PositiveIntegerField(null=True, blank=True)
     # Set on the person's message of an exchange the bot sent with a key; a retry finds it here.
     idempotency_key = models.CharField(max_length=128, null=True, blank=True)
+    # Where it was said (voice, app, sms...), for companions that follow a person across channels.
+    channel = models.CharField(max_length=32, null=True, blank=True)
 
     class Meta:
         db_table = "chat_messages"
@@ -708,3 +712,201 @@ class PersonNotes(models.Model):
 
     def __str__(self) -> str:
         return f"notes {self.person_id}/{self.persona}"
+
+
+# --- Companions: memory policy, turn queue, check-ins, commitments ----------------------------
+
+
+class MemoryPolicy(models.TextChoices):
+    # Clara's rules (the default): only the current session enters the prompt, nothing reveals
+    # repetition, nothing quizzes or corrects.
+    DEMENTIA_SAFE = "dementia_safe"
+    # One unbroken conversation across sessions and channels, older turns compacted.
+    CONTINUOUS = "continuous"
+
+
+class Persona(models.Model):
+    """A companion persona and the memory policy its conversations follow."""
+
+    slug = models.SlugField(max_length=32, primary_key=True)
+    display_name = models.CharField(max_length=100)
+    memory_policy = models.CharField(
+        max_length=16, choices=MemoryPolicy.choices, default=MemoryPolicy.DEMENTIA_SAFE
+    )
+
+    class Meta:
+        db_table = "personas"
+
+    def __str__(self) -> str:
+        return f"{self.display_name} ({self.memory_policy})"
+
+
+class StreamSummary(models.Model):
+    """A continuous companion's compaction: older turns of the whole stream folded into text."""
+
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="stream_summaries")
+    persona = models.CharField(max_length=32)
+    text = models.TextField()
+    # Messages up to and including this one (by time-ordered id) are folded into the text.
+    covers_through = models.UUIDField()
+    messages_covered = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "stream_summaries"
+        constraints = [
+            # One compaction per person and persona; also its lookup on every turn.
+            models.UniqueConstraint(
+                fields=["person", "persona"], name="uniq_stream_person_persona"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"stream {self.person_id}/{self.persona}"
+
+
+class PendingMessage(models.Model):
+    """A message held in the turn queue until a turn takes it (in arrival order)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="pending_messages")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
+    content = models.TextField()
+    channel = models.CharField(max_length=32, null=True, blank=True)
+    # The bot's id for this message: a retried POST is the same message, not a second one.
+    client_key = models.CharField(max_length=128)
+    # Arrival order across all web workers (a database sequence, not a clock).
+    arrival = models.BigIntegerField()
+    arrived_at = models.DateTimeField()
+    turn_id = models.UUIDField(null=True, blank=True)
+
+    class Meta:
+        db_table = "pending_messages"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["person", "client_key"], name="uniq_pending_client_key"
+            ),
+        ]
+        indexes = [
+            # A turn takes the person's unclaimed messages in arrival order.
+            models.Index(fields=["person", "turn_id", "arrival"], name="idx_pending_person_turn"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pending {self.person_id} #{self.arrival}"
+
+
+class TurnLock(models.Model):
+    """At most one turn in flight per person, across every web worker."""
+
+    person = models.OneToOneField(
+        Person, on_delete=models.CASCADE, primary_key=True, related_name="turn_lock"
+    )
+    turn_id = models.UUIDField(null=True, blank=True)
+    # A turn whose bot never answered frees the person after this time.
+    held_until = models.DateTimeField(null=True, blank=True)
+    # The next arrival number for this person's queue.
+    next_arrival = models.BigIntegerField(default=1)
+
+    class Meta:
+        db_table = "turn_locks"
+
+    def __str__(self) -> str:
+        return f"turn lock {self.person_id}"
+
+
+class CheckInSettings(models.Model):
+    """When a companion may reach out first; caregivers set the times or switch it off."""
+
+    person = models.OneToOneField(
+        Person, on_delete=models.CASCADE, primary_key=True, related_name="check_in_settings"
+    )
+    enabled = models.BooleanField(default=False)
+    # Local times ("HH:MM") in the person's time zone.
+    times = models.JSONField(default=list, blank=True)
+    # No check-ins from night_start to night_end (local hours, wrapping midnight).
+    night_start = models.PositiveSmallIntegerField(default=21)
+    night_end = models.PositiveSmallIntegerField(default=8)
+    # After this many unanswered check-ins in a row, stop until the person talks again.
+    max_unanswered = models.PositiveSmallIntegerField(default=2)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "check_in_settings"
+
+    def __str__(self) -> str:
+        return f"check-ins {self.person_id} ({'on' if self.enabled else 'off'})"
+
+
+class CheckIn(models.Model):
+    """One scheduled decision whether to reach out, and what came of it."""
+
+    class Outcome(models.TextChoices):
+        SENT = "sent"
+        SUPPRESSED = "suppressed"
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="check_ins")
+    persona = models.CharField(max_length=32)
+    # The local slot it was for ("2026-11-22T09:00"), so one slot is decided once.
+    slot = models.CharField(max_length=32)
+    decided_at = models.DateTimeField()
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    reason = models.CharField(max_length=64, blank=True, default="")
+    message = models.ForeignKey(
+        ChatMessage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    answered = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "check_ins"
+        constraints = [
+            # Idempotence of the scheduler: a slot is decided once per person.
+            models.UniqueConstraint(fields=["person", "slot"], name="uniq_checkin_person_slot"),
+        ]
+        indexes = [
+            # The suppression rule reads a person's latest check-ins.
+            models.Index(fields=["person", "-decided_at"], name="idx_checkins_person_latest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"check-in {self.person_id} {self.slot} {self.outcome}"
+
+
+class Commitment(models.Model):
+    """Something the companion promised or the person planned ("call Ann on Sunday")."""
+
+    class Kind(models.TextChoices):
+        PROMISE = "promise"  # the companion said it would do or remember something
+        PLAN = "plan"  # the person said they would do something
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        DONE = "done"
+        DROPPED = "dropped"
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="commitments")
+    persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    text = models.CharField(max_length=500)
+    due_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    source_message = models.ForeignKey(
+        ChatMessage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    session = models.ForeignKey(
+        Session, null=True, blank=True, on_delete=models.SET_NULL, related_name="commitments"
+    )
+    created_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "commitments"
+        indexes = [
+            # Open loops of a person (summaries, caregivers, the companion's context).
+            models.Index(fields=["person", "status", "-created_at"], name="idx_commitments_open"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.text[:40]}"
