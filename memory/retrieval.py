@@ -393,7 +393,7 @@ _MONTH = r"(january|february|march|april|may|june|july|august|september|october|
 _DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r"\.?,?\s+(\d{4})\b")
 _MONTH_DAY_YEAR = re.compile(r"\b" + _MONTH + r"\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
 _MONTH_YEAR = re.compile(r"\b" + _MONTH + r"\b(?:,?\s+(\d{4})\b)?")
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 
 def parse_date(value: date | datetime | str | None) -> date | None:
