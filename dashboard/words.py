@@ -106,13 +106,10 @@ def story_kind(category: str) -> str:
 
 
 def times(count: float) -> str:
-    """'once', 'twice', 'about 8 times'."""
-    rounded = round(count)
-    if rounded <= 1:
-        return "once"
-    if rounded == 2:
-        return "twice"
-    return f"about {rounded} times" if abs(count - rounded) > 0.05 else f"{rounded} times"
+    """'once', 'twice', '8 times'; 'about twice', 'about 8 times' for an average."""
+    rounded = max(round(count), 1)
+    said = {1: "once", 2: "twice"}.get(rounded, f"{rounded} times")
+    return f"about {said}" if abs(count - rounded) > 0.05 else said
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

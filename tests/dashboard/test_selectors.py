@@ -1,0 +1,150 @@
+"""Dashboard reads: local time zones (weekday, hour, week, today), grouping and ranking.
+
+The person lives in New York; times are chosen around UTC midnight and the March clock change
+so a reading falls on a different weekday or hour in UTC than where the person lives.
+"""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dashboard import selectors, words
+from tests.dashboard.conftest import converse, make_person
+
+pytestmark = pytest.mark.django_db
+
+
+def utc(*args) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+@pytest.fixture
+def peggy():
+    return make_person(
+        "Nana", {"preferredName": "Peggy", "pronouns": "she/her", "timezone": "America/New_York"}
+    )
+
+
+def test_heatmap_puts_a_reading_on_the_local_weekday_and_hour(peggy):
+    # Monday 03:30 UTC is Sunday 22:30 in New York.
+    converse(peggy, utc(2026, 1, 12, 3, 30), [("Hello", 0.4, "anxious")])
+    heatmap = selectors.distress_heatmap(person=peggy, now=utc(2026, 1, 20))
+    assert heatmap.readings[6][22] == 1
+    assert heatmap.averages[6][22] == pytest.approx(0.4)
+    assert heatmap.total == 1
+
+
+def test_heatmap_follows_the_clock_change(peggy):
+    # Mondays 23:30 UTC: 18:30 before the clocks go forward (8 March), 19:30 after.
+    converse(peggy, utc(2026, 3, 2, 23, 30), [("Hello", 0.2, "calm")])
+    converse(peggy, utc(2026, 3, 9, 23, 30), [("Hello", 0.6, "anxious")])
+    heatmap = selectors.distress_heatmap(person=peggy, now=utc(2026, 3, 12))
+    assert heatmap.readings[0][18] == 1
+    assert heatmap.readings[0][19] == 1
+
+
+def test_heatmap_leaves_out_readings_older_than_its_window(peggy):
+    converse(peggy, utc(2025, 9, 1, 12), [("Hello", 0.4, "anxious")])
+    assert selectors.distress_heatmap(person=peggy, now=utc(2026, 1, 20)).total == 0
+
+
+def test_weeks_start_on_the_local_monday(peggy):
+    # Sunday 22:30 in New York belongs to the week that began on Monday 5 January.
+    converse(peggy, utc(2026, 1, 12, 3, 30), [("Hello", 0.4, "anxious")])
+    converse(peggy, utc(2026, 1, 12, 15, 0), [("Hello", 0.8, "anxious")])
+    weeks = selectors.weekly_distress(person=peggy, now=utc(2026, 1, 13), weeks=2)
+    assert [str(week.start) for week in weeks] == ["2026-01-05", "2026-01-12"]
+    assert [week.average for week in weeks] == [pytest.approx(0.4), pytest.approx(0.8)]
+    assert [week.conversations for week in weeks] == [1, 1]
+
+
+def test_todays_mood_starts_at_the_persons_midnight(peggy):
+    # 04:00 UTC on the 13th is still the 12th in New York: yesterday for her.
+    converse(peggy, utc(2026, 1, 13, 4), [("Help", 0.9, "fearful")])
+    converse(peggy, utc(2026, 1, 13, 14), [("Hello", 0.1, "calm"), ("Lovely", 0.15, "calm")])
+    mood = selectors.moods_today([peggy], now=utc(2026, 1, 13, 16))[peggy.id]
+    assert (mood.readings, mood.conversations, mood.feeling) == (2, 1, "calm")
+    assert mood.words == "Mostly calm"
+    assert mood.level == "calm"
+
+
+def test_no_conversation_today_says_so(peggy):
+    mood = selectors.moods_today([peggy], now=utc(2026, 1, 13, 16))[peggy.id]
+    assert mood.words == "No conversations yet today"
+
+
+def test_this_weeks_questions_in_plain_words(peggy):
+    monday = utc(2026, 1, 12, 15)
+    converse(
+        peggy,
+        monday,
+        [("Where am I?", 0.5, "confused"), ("Where am I?", 0.5, "confused"), ("Hi", 0.1, "calm")],
+    )
+    converse(peggy, monday + timedelta(days=1), [("Where am I now?", 0.5, "confused")])
+    converse(peggy, monday - timedelta(days=3), [("Hello", 0.1, "calm")])  # last week
+    band = selectors.repetition_this_week(person=peggy, now=monday + timedelta(days=2))
+    assert (band.conversations, band.last_week_conversations) == (2, 1)
+    (location,) = band.questions
+    assert (location.question_type, location.asked, location.conversations) == ("location", 3, 2)
+    sentence = words.week_question_sentence(location, subject="she", band=band)
+    assert sentence == (
+        "Asked where she is about twice a conversation, in 2 of 2 conversations this week "
+        "(not asked last week)."
+    )
+
+
+def test_most_repeated_keeps_short_questions_apart(peggy):
+    converse(
+        peggy,
+        utc(2026, 1, 12, 15),
+        [
+            ("Where am I?", 0.5, "confused"),
+            ("Who are you?", 0.5, "confused"),
+            ("Where am I?", 0.5, "confused"),
+            ("where am I?", 0.5, "confused"),
+            ("Who are you?", 0.5, "confused"),
+            ("Nice tea", 0.1, "calm"),
+        ],
+    )
+    repeated = selectors.most_repeated_questions(person=peggy, now=utc(2026, 1, 13))
+    assert [(q.example.lower(), q.times, q.conversations) for q in repeated] == [
+        ("where am i?", 3, 1),
+        ("who are you?", 2, 1),
+    ]
+
+
+def test_questions_by_hour_are_local_hours(peggy):
+    converse(peggy, utc(2026, 1, 12, 23, 10), [("Where am I?", 0.5, "confused")] * 2)
+    (hour,) = selectors.questions_by_hour(person=peggy, now=utc(2026, 1, 13))
+    assert (hour.hour, hour.asked, hour.repeats) == (18, 2, 1)
+
+
+def test_questions_per_session_oldest_first(peggy):
+    converse(peggy, utc(2026, 1, 10, 15), [("Where am I?", 0.5, "confused")])
+    converse(peggy, utc(2026, 1, 11, 15), [("What day is it?", 0.5, "confused")] * 2)
+    rows = selectors.questions_per_session(person=peggy, now=utc(2026, 1, 13))
+    assert [row.by_type for row in rows] == [{"location": 1}, {"time": 2}]
+
+
+def test_what_calms_is_computed_when_the_nightly_job_has_not_run(peggy):
+    converse(
+        peggy,
+        utc(2026, 1, 12, 15),
+        [("Where am I?", 0.8, "anxious"), ("Oh that's nice", 0.3, "calm")],
+        story_at=0,
+    )
+    kinds, stories, covered = selectors.what_calms(person=peggy, now=utc(2026, 1, 13))
+    assert covered == 1
+    (kind,) = kinds
+    assert (kind.name, kind.uses, kind.drop) == ("calming stories", 1, 50)
+    assert stories[0].drop == 50
+
+
+def test_sessions_page_newest_first_with_more(peggy):
+    for day in (10, 11, 12):
+        converse(peggy, utc(2026, 1, day, 15), [("Hello", 0.1, "calm")])
+    first, more = selectors.sessions_page(person=peggy, page=1, per_page=2)
+    assert [row.started.day for row in first] == [12, 11] and more
+    second, more = selectors.sessions_page(person=peggy, page=2, per_page=2)
+    assert [row.started.day for row in second] == [10] and not more
+    assert first[0].started.tzinfo.key == "America/New_York"
