@@ -55,6 +55,7 @@ api = NinjaAPI(
 api.add_router("/", "memory.api.router")
 api.add_router("/", "memory.api_memories.router")
 api.add_router("/", "memory.api_memories.tools_router")
+api.add_router("/", "memory.api_turns.router")
 
 
 @api.exception_handler(DomainError)

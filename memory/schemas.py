@@ -7,7 +7,7 @@ from uuid import UUID
 from django.utils import timezone
 from ninja import Field, Schema
 from ninja.schema import DjangoGetter
-from pydantic import AfterValidator, AwareDatetime, model_validator
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, model_validator
 
 from memory.models import Emotion, NarrativeUsage, Trajectory
 
@@ -54,6 +54,32 @@ def Text(*, max_length: int, min_length: int = 0):  # noqa: N802 - reads as a ty
 
 MessageText = Annotated[
     str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(_not_blank)
+]
+
+
+def _spoken(value):
+    """Keep only what was said: reasoning blocks and <think> tags never reach storage."""
+    from memory.hygiene import spoken_text
+
+    if isinstance(value, str):
+        return spoken_text(value)
+    if isinstance(value, list) and all(isinstance(block, dict) for block in value):
+        return spoken_text(value)
+    return value
+
+
+# The companion's reply: a string, or the LLM's content blocks ([{"type": "text", "text": ...},
+# {"type": "thinking", ...}]); reasoning is stripped before anything else sees it.
+AssistantText = Annotated[
+    str,
+    BeforeValidator(_spoken),
+    Field(
+        min_length=1,
+        max_length=MAX_MESSAGE_CHARS,
+        description="The reply as said. Content blocks are accepted too; reasoning blocks and "
+        "<think> tags are removed before storage.",
+    ),
+    AfterValidator(_not_blank),
 ]
 EmotionName = Literal[tuple(Emotion.values)]  # type: ignore[valid-type]
 TrajectoryName = Literal[tuple(Trajectory.values)]  # type: ignore[valid-type]
@@ -162,7 +188,7 @@ class QueryOut(Schema):
 
 class ExchangeIn(RequestSchema):
     user_message: MessageText
-    assistant_message: MessageText
+    assistant_message: AssistantText
     idempotency_key: Text(min_length=1, max_length=128) | None = None
     emotion: EmotionIn | None = None
     intent: Text(max_length=64) | None = None

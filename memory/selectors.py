@@ -20,6 +20,7 @@ from memory.emotion import EmotionReading
 from memory.errors import NotFound
 from memory.models import (
     ChatMessage,
+    MemoryPolicy,
     Narrative,
     QuestionType,
     Session,
@@ -353,6 +354,13 @@ def context_build(
         avoid_topics=avoid,
         escalate=flagged.escalate,
     )
-    return ContextResult(
-        rendered=context.render(inputs), query=query, narrative=chosen, escalation=flagged
-    )
+    rendered = context.render(inputs)
+    if session.person_id is not None:
+        from memory import continuity
+
+        if continuity.policy_of(session.person_id) == MemoryPolicy.CONTINUOUS:
+            # A companion outside dementia care: one stream across sessions (memory/continuity.py).
+            rendered = continuity.stream_render(
+                person_id=session.person_id, message=message, now=now
+            )
+    return ContextResult(rendered=rendered, query=query, narrative=chosen, escalation=flagged)
