@@ -271,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--only", choices=["minilm", "bm25", "hybrid"], action="append", help="run only these"
     )
     parser.add_argument("--ablation", action="store_true", help="also show what each signal adds")
+    parser.add_argument("--cache", type=Path, default=CACHE_DIR, help="embedding cache directory")
     args = parser.parse_args(argv)
 
     conversations = load(args.data)
@@ -279,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{args.data}: {len(conversations)} conversations, {n_turns} turns, {n_questions} questions"
     )
-    embedder = CachedEmbedder(MiniLMEmbedder())
+    embedder = CachedEmbedder(MiniLMEmbedder(), args.cache)
     runs = {
         "minilm": ("MiniLM alone (cosine over turns)", minilm_ranker(embedder)),
         "bm25": ("BM25 alone (memory.retrieval tokenizer)", bm25_ranker),
