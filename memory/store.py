@@ -424,6 +424,13 @@ def _upsert_locked(
         existing.save()
         return UpsertResult(existing, "reinforced")
 
+    if existing is not None and existing.confirmed and not fields["confirmed"]:
+        # What a caregiver confirmed is only changed by a caregiver: a person living with
+        # dementia may say otherwise and mean it, and a tool may have misheard.
+        raise Conflict(
+            "A caregiver confirmed a different value for this fact; only a caregiver can change it.",
+            field="content",
+        )
     importance = fields["importance"]
     if importance is None:
         importance = 2 if fields["type"] in (MemoryType.PROFILE, MemoryType.PEOPLE) else 1

@@ -1,0 +1,77 @@
+"""Extraction into the fact store: unconfirmed candidates, idempotent, never over a confirmed fact."""
+
+import pytest
+from django.utils import timezone
+
+from memory import remember, services, store
+from memory.errors import Conflict
+from memory.models import ChatMessage, Memory, Person
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def person(db):
+    now = timezone.now()
+    return Person.objects.create(display_name="Margaret", created_at=now, last_active_at=now)
+
+
+def _say(person, text):
+    session, _ = services.session_resolve(user_id=person.id)
+    stored = services.exchange_record(
+        session_id=session.id, user_message=text, assistant_message="That's lovely."
+    )
+    return stored.user_message_id
+
+
+def test_facts_from_the_persons_words_are_stored_unconfirmed(person):
+    message_id = _say(person, "My daughter Sarah lives in York. I love a cup of tea.")
+    report = remember.remember_from_message(message_id)
+    assert report.stored >= 2
+    memories = Memory.objects.filter(person=person)
+    assert all(not m.confirmed for m in memories)
+    assert all(m.source == "conversation_extraction" for m in memories)
+    assert {m.source_message_id for m in memories} == {message_id}
+    assert any("person:sarah" in m.entity_refs for m in memories)
+
+
+def test_reading_a_message_twice_changes_nothing(person):
+    message_id = _say(person, "I love a cup of tea.")
+    remember.remember_from_message(message_id)
+    before = list(Memory.objects.values_list("id", "use_count", "importance"))
+    assert remember.remember_from_message(message_id).skipped == "already read"
+    assert list(Memory.objects.values_list("id", "use_count", "importance")) == before
+
+
+def test_the_assistants_words_are_never_read(person):
+    _say(person, "Hello")
+    reply = ChatMessage.objects.get(role="assistant")
+    assert remember.remember_from_message(reply.id).stored == 0
+    assert Memory.objects.count() == 0
+
+
+def test_nothing_is_remembered_when_memory_is_off(person):
+    store.person_memory_set_enabled(person_id=person.id, enabled=False)
+    message_id = _say(person, "My daughter Sarah lives in York.")
+    assert remember.remember_from_message(message_id).skipped == "memory is switched off"
+    assert Memory.objects.count() == 0
+
+
+def test_a_confirmed_fact_is_never_superseded_by_what_is_said(person):
+    confirmed = store.memory_upsert(
+        namespace=store.person_namespace(person.id, "people"),
+        content="Her husband John died in 2015",
+        memory_key="people|person:john|status",
+        type="people",
+        confirmed=True,
+    ).memory
+    with pytest.raises(Conflict) as exc:
+        store.memory_upsert(
+            namespace=store.person_namespace(person.id, "people"),
+            content="Her husband John is coming home tonight",
+            memory_key="people|person:john|status",
+            type="people",
+        )
+    assert exc.value.field == "content"
+    confirmed.refresh_from_db()
+    assert confirmed.status == "active"
