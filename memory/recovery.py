@@ -4,7 +4,8 @@ An append-only JSON-lines file under data/. Every append is fsynced before the A
 so an acknowledged exchange survives a crash. Appends and replays take an exclusive `flock` on a
 side file, which serialises them across web workers and processes on one machine. A replay stores
 each entry through the normal exchange service with its idempotency key, so replaying twice, or
-replaying an exchange that a client retry already stored, stores nothing twice.
+replaying an exchange that a client retry already stored, stores nothing twice. Both messages are
+redacted (`memory.sensitive`) before they are written: a secret never reaches the file either.
 """
 
 import dataclasses
@@ -25,10 +26,13 @@ from django.db import DatabaseError
 
 from memory.emotion import EmotionReading
 from memory.errors import DomainError
+from memory.sensitive import redact_text
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+# Free text the person or the companion wrote: redacted before it touches the disk.
+_FREE_TEXT = ("user_message", "assistant_message")
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,9 @@ def _fsync_dir(path: Path) -> None:
 def _encode(fields: dict[str, Any]) -> str:
     entry: dict[str, Any] = {"version": FORMAT_VERSION}
     for name, value in fields.items():
-        if dataclasses.is_dataclass(value):
+        if name in _FREE_TEXT and isinstance(value, str):
+            value = redact_text(value)
+        elif dataclasses.is_dataclass(value):
             value = dataclasses.asdict(value)
         elif isinstance(value, datetime):
             value = value.isoformat()

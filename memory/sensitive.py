@@ -183,14 +183,18 @@ def _password_value(match: re.Match) -> tuple[int, int] | None:
         return None
     # "my password is in the drawer" is not a secret; after a colon ("Password: fluffy") any
     # word is. The list holds only plain words, so a token with a digit or symbol always goes.
-    explicit = re.search(r"[:=]", match.group("is")) is not None
-    if not explicit and stripped.lower() in _NOT_A_SECRET:
+    connector = match.group("is")
+    if not connector.strip():
+        # "the password Fluffy1938": with no "is", only a token no word could be counts.
+        if stripped.isalpha():
+            return None
+    elif not re.search(r"[:=]", connector) and stripped.lower() in _NOT_A_SECRET:
         return None
     return start, end
 
 
 _PASSWORD_RULE = re.compile(
-    rf"\b{_PASSWORD_WORDS}\b{_FOR_WHAT}(?P<is>{_IS})"
+    rf"\b{_PASSWORD_WORDS}\b{_FOR_WHAT}(?P<is>{_IS}|\s+)"
     rf"(?:(?P<quoted_all>(?P<q>[\"'])(?P<quoted>[^\"'\n]{{1,64}})(?P=q))"
     rf"|{_NOT_PLACEHOLDER}(?P<token>[^\s\[\]]{{1,64}}))",
     re.IGNORECASE,

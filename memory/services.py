@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from memory import alerts, recovery, repetition, storage, tasks
+from memory import alerts, recovery, repetition, sensitive, storage, tasks
 from memory import emotion as emotion_reader
 from memory import escalation as escalation_detector
 from memory.context import CHRONIC_AT as CHRONIC_REPEATS
@@ -226,7 +226,8 @@ def _stored_exchange_for_key(
     if row is None:
         return None
     user_id, user_seq, content = row
-    if content != user_message:
+    # Both sides are redacted text; a row stored before redaction existed is redacted to compare.
+    if content != user_message and sensitive.redact_text(content) != user_message:
         raise Conflict(
             "This idempotency_key was already used for a different exchange.",
             field="idempotency_key",
@@ -305,8 +306,14 @@ def _exchange_write(
     escalation: bool = False,
     at: datetime | None = None,
 ) -> StoredExchange:
-    """The exchange write itself, inside the caller's transaction."""
+    """The exchange write itself, inside the caller's transaction.
+
+    Both messages are redacted first (`memory.sensitive`): secrets never reach a row, and the
+    repetition fingerprint and the idempotency check see the same text that is stored.
+    """
     at = at or timezone.now()
+    user_message = sensitive.redact_text(user_message)
+    assistant_message = sensitive.redact_text(assistant_message)
     if not user_message.strip():
         raise Invalid("user_message must not be empty.", field="user_message")
     if not assistant_message.strip():

@@ -1,0 +1,233 @@
+"""Secrets sent in an exchange are redacted before anything is stored: tables, log file, answers."""
+
+import uuid
+
+import pytest
+from django.db import OperationalError, connection
+
+from memory import recovery, services
+from memory.models import ChatMessage, RepetitionRecord
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CARD = "4111 1111 1111 1111"
+PASSWORD = "Fluffy1938"
+PIN = "4321"
+SECRETS = ("4111", "1111", PASSWORD, PIN)
+
+USER_MESSAGE = f"A nice man from the bank rang. I gave him my card {CARD} and my PIN is {PIN}."
+ASSISTANT_MESSAGE = (
+    f"Thank you for telling me. Let's not say {CARD} or the password {PASSWORD} out loud again, "
+    "and we'll ring your daughter together."
+)
+
+
+def _exchange_url(session_id) -> str:
+    return f"/api/v1/sessions/{session_id}/exchanges"
+
+
+def _text_in_table(table: str) -> str:
+    """Every value of every row of a table, as text: a raw SQL read, no ORM in between."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")  # noqa: S608 - fixed names
+        return "\n".join(repr(row) for row in cursor.fetchall())
+
+
+def _everything_in_the_database() -> str:
+    return "\n".join(_text_in_table(t) for t in connection.introspection.table_names())
+
+
+def _assert_no_secret(text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, secret
+
+
+def test_an_exchange_with_a_card_and_a_pin_stores_neither(api):
+    session_id = uuid.uuid4()
+
+    response = api.post(
+        _exchange_url(session_id),
+        {
+            "user_message": USER_MESSAGE,
+            "assistant_message": ASSISTANT_MESSAGE,
+            "idempotency_key": "turn-1",
+        },
+    )
+
+    assert response.status_code == 201, response.content
+    _assert_no_secret(response.content.decode())
+    chat = _text_in_table("chat_messages")
+    repetition = _text_in_table("repetition_tracking")
+    _assert_no_secret(chat)
+    _assert_no_secret(repetition)
+    _assert_no_secret(_everything_in_the_database())
+    # What is stored still reads as the conversation it was.
+    stored = ChatMessage.objects.get(session_id=session_id, sequence_number=1).content
+    assert stored == (
+        "A nice man from the bank rang. I gave him my card [card number removed] "
+        "and my PIN is [PIN removed]."
+    )
+    assert "[password removed]" in ChatMessage.objects.get(sequence_number=2).content
+    record = RepetitionRecord.objects.get(session_id=session_id)
+    assert record.original_message == stored
+    assert "[password removed]" in record.response_given
+    assert not any(char.isdigit() for char in record.fingerprint)
+
+
+def test_the_message_history_shows_only_the_redacted_text(api):
+    session_id = uuid.uuid4()
+    api.post(
+        _exchange_url(session_id),
+        {"user_message": USER_MESSAGE, "assistant_message": ASSISTANT_MESSAGE},
+    )
+
+    response = api.get(f"/api/v1/sessions/{session_id}/messages")
+
+    assert response.status_code == 200
+    _assert_no_secret(response.content.decode())
+    assert "[card number removed]" in response.content.decode()
+
+
+def test_a_retry_of_the_same_raw_message_is_the_same_exchange(api):
+    session_id = uuid.uuid4()
+    body = {
+        "user_message": USER_MESSAGE,
+        "assistant_message": ASSISTANT_MESSAGE,
+        "idempotency_key": "turn-7",
+    }
+    first = api.post(_exchange_url(session_id), body)
+
+    retry = api.post(_exchange_url(session_id), body)
+
+    assert (first.status_code, retry.status_code) == (201, 200)
+    assert retry.json() == first.json()
+    assert ChatMessage.objects.filter(session_id=session_id).count() == 2
+
+
+def test_the_same_key_for_another_message_is_still_a_conflict(api):
+    session_id = uuid.uuid4()
+    body = {"user_message": USER_MESSAGE, "assistant_message": "Oh dear.", "idempotency_key": "k"}
+    assert api.post(_exchange_url(session_id), body).status_code == 201
+
+    other = api.post(_exchange_url(session_id), {**body, "user_message": "I love tea."})
+
+    assert other.status_code == 409
+    assert other.json()["field"] == "idempotency_key"
+    _assert_no_secret(other.content.decode())
+
+
+def test_a_row_stored_before_redaction_still_matches_its_retry(api):
+    session_id = uuid.uuid4()
+    body = {"user_message": USER_MESSAGE, "assistant_message": "Oh dear.", "idempotency_key": "k"}
+    first = api.post(_exchange_url(session_id), body)
+    # As it would have been stored before the filter existed.
+    ChatMessage.objects.filter(session_id=session_id, sequence_number=1).update(
+        content=USER_MESSAGE
+    )
+
+    retry = api.post(_exchange_url(session_id), body)
+
+    assert retry.status_code == 200
+    assert retry.json() == first.json()
+
+
+class _RepetitionInsertFails:
+    """The database refuses the exchange part-way (after the messages were inserted)."""
+
+    active = True
+
+    def __call__(self, execute, sql, params, many, context):
+        if self.active and sql.lstrip().startswith("INSERT INTO repetition_tracking"):
+            raise OperationalError("disk I/O error")
+        return execute(sql, params, many, context)
+
+
+@pytest.fixture
+def refused_writes():
+    failure = _RepetitionInsertFails()
+    connection.execute_wrappers.append(failure)
+    yield failure
+    connection.execute_wrappers.remove(failure)
+
+
+def test_an_exchange_kept_in_the_recovery_log_is_redacted_on_disk(api, refused_writes):
+    session_id = uuid.uuid4()
+
+    response = api.post(
+        _exchange_url(session_id),
+        {
+            "user_message": USER_MESSAGE,
+            "assistant_message": ASSISTANT_MESSAGE,
+            "idempotency_key": "turn-9",
+        },
+    )
+
+    assert response.status_code == 202, response.content
+    _assert_no_secret(response.content.decode())
+    assert recovery.pending_count() == 1
+    on_disk = recovery.log_path().read_bytes().decode()
+    _assert_no_secret(on_disk)
+    assert "[card number removed]" in on_disk
+    assert ChatMessage.objects.count() == 0
+
+
+def test_a_replayed_exchange_is_stored_redacted_and_its_retry_recognised(api, refused_writes):
+    session_id = uuid.uuid4()
+    body = {
+        "user_message": USER_MESSAGE,
+        "assistant_message": ASSISTANT_MESSAGE,
+        "idempotency_key": "turn-11",
+    }
+    assert api.post(_exchange_url(session_id), body).status_code == 202
+    refused_writes.active = False
+
+    report = services.recovery_replay()
+
+    assert (report.stored, report.remaining, report.rejected) == (1, 0, 0)
+    _assert_no_secret(_everything_in_the_database())
+    retry = api.post(_exchange_url(session_id), body)
+    assert retry.status_code == 200
+    assert ChatMessage.objects.filter(session_id=session_id).count() == 2
+
+
+def test_the_batch_write_redacts_too(db):
+    session_id = uuid.uuid4()
+
+    results = services.exchanges_record_many(
+        [
+            {
+                "session_id": session_id,
+                "user_message": f"my password is {PASSWORD}",
+                "assistant_message": "Let's keep that to ourselves.",
+            },
+            {
+                "session_id": session_id,
+                "user_message": f"the card is {CARD}",
+                "assistant_message": "Thank you, dear.",
+            },
+        ]
+    )
+
+    assert [r.created for r in results] == [True, True]
+    _assert_no_secret(_text_in_table("chat_messages"))
+    _assert_no_secret(_text_in_table("repetition_tracking"))
+
+
+def test_repeating_a_secret_is_still_seen_as_a_repeat(api):
+    # The fingerprint comes from the redacted text, so two different PINs said the same way
+    # still count as the same thing said twice (and neither PIN is in the fingerprint).
+    session_id = uuid.uuid4()
+    for pin, key in (("4321", "a"), ("9876", "b")):
+        api.post(
+            _exchange_url(session_id),
+            {
+                "user_message": f"Is my PIN {pin}?",
+                "assistant_message": "Let's not worry about numbers now.",
+                "idempotency_key": key,
+            },
+        )
+
+    records = list(RepetitionRecord.objects.filter(session_id=session_id).order_by("timestamp"))
+
+    assert records[0].fingerprint == records[1].fingerprint
+    assert records[1].repeat_count == 1
