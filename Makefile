@@ -5,7 +5,7 @@ UV_VERSION := 0.13.9
 PORT ?= 8000
 export PORT
 
-.PHONY: install run test lint bench bench-quick clean
+.PHONY: install run test lint bench bench-quick bench-search clean
 
 # The virtualenv is rebuilt when the dependencies or the lock file change.
 .venv/.synced: pyproject.toml uv.lock
@@ -42,6 +42,12 @@ bench: install
 
 bench-quick: install
 	$(PY) bench/memory_bench.py --quick
+
+# Long-term memory search against LangGraph's stores and mem0 (the `bench` dependency group, never
+# imported by the product).
+bench-search: install
+	.venv/bin/uv sync --frozen --inexact --quiet --group bench
+	$(PY) bench/search_bench.py
 
 clean:
 	rm -rf .venv data staticfiles .pytest_cache
