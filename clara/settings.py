@@ -129,6 +129,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # file per test run, so two runs on one machine don't delete each other's database.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-clara-{os.getpid()}.sqlite3")}
 else:
+    # A database that does not answer must fail a request (or /readyz) in seconds, not hang a
+    # web thread until the client gives up.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 5
+    )
     # Likewise one test database per run on PostgreSQL.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
@@ -309,6 +314,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Never DEBUG, whatever LOG_LEVEL says: its DEBUG records ("Exception while resolving
+        # variable") carry a repr of the whole template context, names and messages included.
+        # tests/test_logging_privacy.py checks that no personal data reaches a log.
+        "django.template": {"level": "INFO"},
+    },
 }
 
 # --- Caregiver dashboard: login and sessions --------------------------------------------------

@@ -1,0 +1,436 @@
+#!/usr/bin/env python
+"""Load test (not a test): bot sessions drive the API of a real deployment at rising concurrency.
+
+    .venv/bin/python bench/load_test.py                          # 10, 25, 50 sessions, 60 s each
+    .venv/bin/python bench/load_test.py --levels 50 --think 0 --duration 30   # saturation
+    .venv/bin/python bench/load_test.py --url http://host:8000 --key clara_...  # a running server
+
+Unless --url is given it deploys the Procfile's shape on this machine: a fresh PostgreSQL
+database (--database-url; dropped and created, then migrated), the Procfile's `web` line
+(gunicorn, WEB_CONCURRENCY processes x WEB_THREADS threads) with DEBUG off and Redis as broker,
+cache and rate-limit store, and one Procfile `worker` (the write path enqueues a rolling summary
+every fourth turn). This process is the second one: it drives the bot flow over HTTP.
+
+Each concurrent bot session is one thread with a keep-alive connection: POST /sessions, then per
+turn POST .../context, a pause (the LLM writing its reply), POST .../exchanges with an idempotency
+key, a pause (the person answering), and finally POST .../close. Pauses are exponential with mean
+--think seconds, so sessions don't march in step; --think 0 is a closed loop that measures
+capacity, not latency. A real conversation pauses seconds per turn; the default 0.5 s is already
+several times busier than that.
+
+Errors are non-2xx answers and requests that fail. A request on a kept-alive connection that the
+server closed in between (gunicorn recycles workers after --max-requests) is sent again once on a
+new connection, as a real client would; those are counted as reconnects, not errors. The per-key
+rate limit stays on with a limit this run cannot reach (CLARA_API_RATE_LIMIT_PER_MINUTE), so its
+cost is in the figures but it never refuses a request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import math
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+STEPS = ("session", "context", "exchange", "close")
+
+# What people living with dementia often ask, again and again; the repeats exercise the
+# repetition tracking and the warmth rules on the write and read paths.
+QUESTIONS = [
+    "Where am I?",
+    "What day is it today?",
+    "When is my daughter coming?",
+    "Have I had my lunch?",
+    "Where is my husband?",
+    "Is it time to go home?",
+    "Who are you?",
+    "I want to go to the garden.",
+    "Did I feed the cat?",
+    "What time is it?",
+]
+REPLY = "You are safe at home, and I am right here with you. Shall we talk about your garden?"
+EMOTIONS = [("calm", 0.1), ("confused", 0.4), ("anxious", 0.6), ("lonely", 0.3)]
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1] if ordered else float("nan")
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+# --- deployment ----------------------------------------------------------------------------
+
+
+def _procfile() -> dict[str, str]:
+    lines = (ROOT / "Procfile").read_text().splitlines()
+    entries = [line.split(":", 1) for line in lines if line and not line.startswith("#")]
+    return {name.strip(): command.strip() for name, command in entries}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Deployment:
+    """The Procfile's web and one worker on a fresh PostgreSQL database; stopped on exit."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.processes: list[subprocess.Popen] = []
+        self.log_dir = ROOT / "data" / "bench"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            **os.environ,
+            "PATH": f"{VENV_BIN}:{os.environ['PATH']}",
+            "DEBUG": "0",
+            "SECRET_KEY": "load-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "DATABASE_URL": args.database_url,
+            "REDIS_URL": args.redis_url,
+            "CELERY_QUEUE": f"clara-load-{uuid.uuid4().hex[:8]}",
+            "CLARA_DATA_DIR": str(self.log_dir / "load"),
+            "SECURE_SSL_REDIRECT": "0",
+            "CLARA_API_RATE_LIMIT_PER_MINUTE": "10000000",
+            "PORT": str(self.port),
+            "WEB_CONCURRENCY": str(args.workers),
+            "WEB_THREADS": str(args.threads),
+            "CELERY_CONCURRENCY": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+
+    def _manage(self, *command: str) -> str:
+        done = subprocess.run(
+            [str(VENV_BIN / "python"), "manage.py", *command],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"manage.py {' '.join(command)} failed:\n{done.stderr}")
+        return done.stdout
+
+    def _fresh_database(self) -> None:
+        import psycopg
+
+        target = urlsplit(self.args.database_url)
+        name = target.path.lstrip("/")
+        if not name.startswith("clara_"):
+            raise SystemExit("--database-url must name a database starting with clara_ (dropped).")
+        admin = target._replace(path="/postgres").geturl()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+    def start(self) -> str:
+        """Deploy; returns a new API key."""
+        log(f"fresh database {self.args.database_url}; migrating")
+        self._fresh_database()
+        self._manage("migrate", "--noinput")
+        key = self._manage("create_api_key", "load test").strip().splitlines()[-1]
+        procfile = _procfile()
+        commands = [("web", procfile["web"])]
+        if not self.args.no_worker:
+            flags = "--without-mingle --without-gossip --without-heartbeat"
+            commands.append(("worker", f"{procfile['worker']} -n load@%h {flags}"))
+        for name, command in commands:
+            out = open(self.log_dir / f"load-{name}.log", "w")  # noqa: SIM115 - lives with it
+            self.processes.append(
+                subprocess.Popen(
+                    ["sh", "-c", command],
+                    cwd=ROOT,
+                    env=self.env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/readyz")
+                if conn.getresponse().status == 200:
+                    log(f"gunicorn ready at {self.url}")
+                    return key
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise SystemExit(f"the deployment did not become ready; see {self.log_dir}/load-web.log")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+# --- the bot sessions ------------------------------------------------------------------------
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.error_samples: list[str] = []
+        self.reconnects = 0
+
+    def ok(self, step: str, ms: float) -> None:
+        with self.lock:
+            self.latencies[step].append(ms)
+
+    def error(self, step: str, what: str) -> None:
+        with self.lock:
+            self.errors[step] += 1
+            if len(self.error_samples) < 10:
+                self.error_samples.append(f"{step}: {what}")
+
+    def reconnect(self) -> None:
+        with self.lock:
+            self.reconnects += 1
+
+
+class BotSession(threading.Thread):
+    def __init__(self, n: int, base: str, key: str, think: float, stop: threading.Event, rec):
+        super().__init__(daemon=True)
+        parts = urlsplit(base)
+        self.host, self.port = parts.hostname, parts.port or 80
+        self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        self.random = random.Random(n)
+        self.think, self.stop_event, self.rec = think, stop, rec
+        self.conn: http.client.HTTPConnection | None = None
+
+    def _connect(self) -> http.client.HTTPConnection:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
+
+    def _call(self, step: str, path: str, body: dict) -> dict | None:
+        payload = json.dumps(body)
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = self._connect()
+            started = time.perf_counter()
+            try:
+                self.conn.request("POST", path, payload, self.headers)
+                response = self.conn.getresponse()
+                data = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self.conn.close()
+                self.conn = None
+                if attempt == 1:
+                    # The server closed the kept-alive connection in between: resend once.
+                    self.rec.reconnect()
+                    continue
+                self.rec.error(step, type(exc).__name__)
+                return None
+            except OSError as exc:
+                self.conn.close()
+                self.conn = None
+                self.rec.error(step, type(exc).__name__)
+                return None
+            ms = (time.perf_counter() - started) * 1000
+            if 200 <= response.status < 300:
+                self.rec.ok(step, ms)
+                return json.loads(data)
+            self.rec.error(step, f"{response.status} {data[:200]!r}")
+            return None
+        return None
+
+    def _pause(self) -> None:
+        if self.think > 0:
+            self.stop_event.wait(self.random.expovariate(1 / self.think))
+
+    def run(self) -> None:
+        session = self._call("session", "/api/v1/sessions", {"user_id": str(uuid.uuid4())})
+        if session is None:
+            return
+        base = f"/api/v1/sessions/{session['session_id']}"
+        turn = 0
+        while not self.stop_event.is_set():
+            message = self.random.choice(QUESTIONS)
+            emotion, distress = self.random.choice(EMOTIONS)
+            reading = {
+                "emotion": emotion,
+                "confidence": 0.8,
+                "distress_score": distress,
+                "trajectory": "stable",
+            }
+            self._call("context", f"{base}/context", {"message": message, "emotion": reading})
+            self._pause()
+            if self.stop_event.is_set():
+                break
+            turn += 1
+            self._call(
+                "exchange",
+                f"{base}/exchanges",
+                {
+                    "user_message": message,
+                    "assistant_message": REPLY,
+                    "idempotency_key": f"turn-{turn}",
+                    "emotion": reading,
+                },
+            )
+            self._pause()
+        self._call("close", f"{base}/close", {})
+        if self.conn is not None:
+            self.conn.close()
+
+
+def run_level(base: str, key: str, sessions: int, seconds: float, think: float) -> dict:
+    rec = Recorder()
+    stop = threading.Event()
+    threads = [BotSession(n, base, key, think, stop, rec) for n in range(sessions)]
+    load_before = loadavg()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    stop.wait(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    steps = {}
+    for step in STEPS:
+        values = rec.latencies.get(step, [])
+        steps[step] = {
+            "count": len(values),
+            "per_s": round(len(values) / elapsed, 1),
+            "p50": round(percentile(values, 50), 1),
+            "p95": round(percentile(values, 95), 1),
+            "p99": round(percentile(values, 99), 1),
+            "max": round(max(values), 1) if values else float("nan"),
+            "errors": rec.errors.get(step, 0),
+        }
+    total = sum(step["count"] for step in steps.values())
+    return {
+        "sessions": sessions,
+        "seconds": round(elapsed, 1),
+        "think": think,
+        "requests": total,
+        "requests_per_s": round(total / elapsed, 1),
+        "turns_per_s": round(steps["exchange"]["count"] / elapsed, 1),
+        "errors": sum(rec.errors.values()),
+        "error_samples": rec.error_samples,
+        "reconnects": rec.reconnects,
+        "load_before": load_before,
+        "load_after": loadavg(),
+        "steps": steps,
+    }
+
+
+def markdown(results: list[dict]) -> str:
+    lines = [
+        "| sessions | think s | requests/s | turns/s | step | count | p50 ms | p95 ms | p99 ms "
+        "| max ms | errors | reconnects | load before → after |",
+        "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for result in results:
+        for i, step in enumerate(("context", "exchange", "session", "close")):
+            s = result["steps"][step]
+            head = (
+                f"| {result['sessions']} | {result['think']} | {result['requests_per_s']} "
+                f"| {result['turns_per_s']} "
+                if i == 0
+                else "| | | | "
+            )
+            tail = (
+                f"| {result['errors']} | {result['reconnects']} "
+                f"| {result['load_before']} → {result['load_after']} |"
+                if i == 0
+                else "| | | |"
+            )
+            lines.append(
+                f"{head}| {step} | {s['count']} | {s['p50']} | {s['p95']} | {s['p99']} "
+                f"| {s['max']} {tail}"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--levels", default="10,25,50", help="concurrent bot sessions per level")
+    parser.add_argument("--duration", type=float, default=60, help="seconds per level")
+    parser.add_argument("--think", type=float, default=0.5, help="mean pause between calls, s")
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/clara_load_test"
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn process")
+    parser.add_argument("--no-worker", action="store_true", help="don't start a Celery worker")
+    parser.add_argument("--url", help="drive a server that is already running instead")
+    parser.add_argument("--key", help="API key for --url")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    levels = [int(level) for level in args.levels.split(",")]
+
+    deployment = None
+    if args.url:
+        if not args.key:
+            raise SystemExit("--url needs --key")
+        base, key = args.url.rstrip("/"), args.key
+    else:
+        deployment = Deployment(args)
+        key = deployment.start()
+        base = deployment.url
+    try:
+        log("warm-up: 10 sessions for 5 s (not recorded)")
+        run_level(base, key, 10, 5, args.think)
+        results = []
+        for sessions in levels:
+            log(f"{sessions} concurrent bot sessions for {args.duration:.0f} s")
+            result = run_level(base, key, sessions, args.duration, args.think)
+            results.append(result)
+            ctx, exc = result["steps"]["context"], result["steps"]["exchange"]
+            log(
+                f"  {result['requests_per_s']} req/s, context p99 {ctx['p99']} ms, exchange "
+                f"p99 {exc['p99']} ms, errors {result['errors']}, reconnects {result['reconnects']}"
+            )
+            for sample in result["error_samples"]:
+                log(f"  error: {sample}")
+    finally:
+        if deployment is not None:
+            deployment.stop()
+    print(markdown(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
