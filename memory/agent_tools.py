@@ -11,7 +11,7 @@ often.
 """
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memory import retrieval, search, store
 from memory.errors import Invalid, NotFound
 from memory.models import ChatMessage, Memory, MemoryType, Session
+from memory.schemas import EmotionIn, MessageText, PastTime
 
 UNCONFIRMED_NOTE = (
     "Mentioned in conversation, not confirmed by the family: do not state it as fact, and never "
@@ -263,9 +264,11 @@ def schemas(format: str = "openai") -> list[dict[str, Any]]:
     return out
 
 
-def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def call(
+    name: str, arguments: dict[str, Any], *, tools: Mapping[str, Tool] = TOOLS
+) -> dict[str, Any]:
     """Validate an LLM's arguments for a tool and run it. Bad arguments raise Invalid naming the field."""
-    tool = TOOLS.get(name)
+    tool = tools.get(name)
     if tool is None:
         raise NotFound(f"No tool named {name!r}.", field="name")
     try:
@@ -275,3 +278,50 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         field = ".".join(str(part) for part in error["loc"]) or "arguments"
         raise Invalid(f"{field}: {error['msg']}", field=field) from None
     return tool.run(args)
+
+
+# --- get_context: this turn's prompt, for MCP clients ---------------------------------------------
+
+
+class GetContextArgs(_Args):
+    # The same fields as the REST /sessions/{id}/context body (memory.schemas.QueryIn).
+    session_id: uuid.UUID = Field(description="The conversation in progress.")
+    message: MessageText = Field(description="What the person just said.")
+    emotion: EmotionIn | None = Field(
+        default=None,
+        description="Your own reading of the message; without it the built-in reader is used.",
+    )
+    occurred_at: PastTime | None = Field(
+        default=None, description="When the turn happened, for a replayed turn; default now."
+    )
+
+
+# What the REST flow hands to the LLM. The /context response's `analysis` (repeat counts, the
+# window size) is for the bot's own logic only, and a tool's result goes to the LLM.
+CONTEXT_FOR_LLM = ("system_prompt", "messages", "max_tokens", "narrative")
+
+
+def get_context(args: GetContextArgs) -> dict[str, Any]:
+    """This turn's dementia-safe prompt: system prompt, this session's messages, story seed. Stores nothing."""
+    from memory.api import context_response  # the endpoint's shaping, kept in one place
+
+    body = context_response(
+        session_id=args.session_id,
+        message=args.message,
+        emotion=args.emotion,
+        occurred_at=args.occurred_at,
+    )
+    return {key: body[key] for key in CONTEXT_FOR_LLM}
+
+
+GET_CONTEXT = Tool(
+    "get_context",
+    "Before answering the person: what to know this turn, as a system prompt and this "
+    "conversation's messages to answer from. Call it with what the person just said.",
+    GetContextArgs,
+    get_context,
+)
+
+# The MCP server's tools. get_context stays out of TOOLS (the REST /tools endpoints): a REST bot
+# already builds each turn with POST /sessions/{id}/context, which also returns the analysis.
+MCP_TOOLS: dict[str, Tool] = {**TOOLS, GET_CONTEXT.name: GET_CONTEXT}

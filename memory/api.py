@@ -1,5 +1,7 @@
 """The bot API: sessions, the per-turn memory query, exchange writes, message history."""
 
+from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from ninja import Body, Query, Router, Schema, Status
@@ -112,11 +114,30 @@ def build_context(request, session_id: UUID, payload: QueryIn):
     conversation and never reveal repetition. `analysis` is for the bot's own logic and must
     not be put in the prompt. Store the exchange afterwards with the narrative and escalation.
     """
-    result = selectors.context_build(
+    return context_response(
         session_id=session_id,
         message=payload.message,
-        emotion=_reading(payload.emotion),
-        now=payload.occurred_at,
+        emotion=payload.emotion,
+        occurred_at=payload.occurred_at,
+    )
+
+
+def context_response(
+    *,
+    session_id: UUID,
+    message: str,
+    emotion: EmotionIn | None = None,
+    occurred_at: datetime | None = None,
+) -> dict[str, Any]:
+    """This turn's context in the shape of the /context response. Stores nothing.
+
+    Shared by the endpoint and the `get_context` agent tool, so both build a turn the same way.
+    """
+    result = selectors.context_build(
+        session_id=session_id,
+        message=message,
+        emotion=_reading(emotion),
+        now=occurred_at,
     )
     query, reading = result.query, result.query.current_emotion
     narrative = None
