@@ -122,9 +122,16 @@ _WE = re.compile(
 )
 
 
+# Said at the end of a clause to the listener, not about the fact: "..., thank you, dear".
+_TALK_TAIL = re.compile(
+    r"(?:,?\s+(?:thank\s+you|thanks|you\s+know|dear|love|darling|pet|duck))+$", re.IGNORECASE
+)
+
+
 def _prepare(raw: str, *, hedged: bool = False) -> tuple[str, bool] | None:
     """Fillers and hedges off the front; None when the clause is uncertain or held a secret."""
     text = _FILLER.sub("", raw.strip(' ,.!"')).strip()
+    text = _TALK_TAIL.sub("", text).strip()
     if not text or _PLACEHOLDER.search(text):
         return None
     if _HEDGE.search(text):

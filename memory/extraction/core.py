@@ -228,6 +228,7 @@ _FEELINGS = frozenset(
     cold hot unwell poorly ill sick better fine well good great grand content upset angry cross
     frustrated restless calm peaceful excited nervous afraid muddled lost achy sore weary
     exhausted grumpy miserable glad pleased relaxed safe unsafe teary tearful homesick fed-up
+    alone
     """.split()
 )
 _FEELING_ADVERBS = r"(?:(?:a\s+(?:bit|little)|very|so|really|quite|rather|terribly|awfully|ever\s+so|a\s+bit\s+more|more|less|too)\s+)"
@@ -265,7 +266,7 @@ _FILLER = re.compile(
 )
 _TRAILING_FILLER = re.compile(
     r"(?:,?\s+(?:very\s+much|so\s+much|a\s+lot|really|though|too|as\s+well|either|these\s+days|any\s?more"
-    r"|nowadays|at\s+all|you\s+know|dear|love|darling|of\s+course))+$",
+    r"|nowadays|at\s+all|you\s+know|dear|love|darling|of\s+course|thank\s+you|thanks))+$",
     re.IGNORECASE,
 )
 
@@ -315,6 +316,8 @@ _PRONOUNS = [
     (r"\bme\b", "them"),
     (r"\bI'm\b", "they're"),
     (r"\bI've\b", "they've"),
+    (r"\b[Ii] was\b", "they were"),
+    (r"\b[Ii] am\b", "they are"),
     (r"\bI\b", "they"),
     (r"\bi\b", "they"),
 ]

@@ -14,6 +14,7 @@ from memory.extraction.core import (
     _about_them,
     _alternation,
     _Clause,
+    _Entity,
     _Facts,
     _habit_verb,
     _is_name,
@@ -22,6 +23,7 @@ from memory.extraction.core import (
     _third_person,
     _tidy,
     _when_text,
+    entity_ref,
     entity_slug,
 )
 
@@ -360,7 +362,8 @@ _FEELING_WORD = rf"(?:{_alternation(_FEELINGS)})"
 _I_FEEL = re.compile(
     rf"^i(?:'m|\s+am|\s+feel|'ve\s+been\s+feeling|\s+have\s+been\s+feeling|'m\s+feeling|\s+am\s+feeling|\s+felt|\s+was\s+feeling)"
     rf"\s+(?P<adverb>{_FEELING_ADVERBS})?(?P<feeling>{_FEELING_WORD}(?:\s+and\s+{_FEELING_WORD})?)"
-    rf"(?P<rest>(?:\s+(?:about|of|because)\s+.+)?)(?:\s+(?P<when>{_WHEN_WORDS}))?$",
+    rf"(?P<rest>(?:\s+(?:about|of|because)\s+.+)?)(?:\s+(?:here|in\s+here|at\s+home))?"
+    rf"(?:\s+(?P<when>{_WHEN_WORDS}))?$",
     re.I,
 )
 _NOT_WELL = re.compile(
@@ -369,8 +372,48 @@ _NOT_WELL = re.compile(
 )
 
 
+_I_MISS = re.compile(
+    rf"^i\s+(?:really\s+|do\s+|so\s+)?miss\s+(?:my\s+(?P<rel>{_REL})(?:,?\s+{_NAME})?|(?P<bare>{_CAP_WORD}))"
+    rf"(?:\s+(?:so\s+much|terribly|a\s+lot|dreadfully))?$",
+    re.I,
+)
+
+
+def _whose(entity: _Entity) -> str:
+    """ "their mother", "their son Tom" or "Tom", as the object of a sentence about the person."""
+    if entity.relation is None:
+        return entity.label
+    if entity.label.lower() == entity.relation:
+        return f"their {entity.relation}"
+    return f"their {entity.relation} {entity.label}"
+
+
 def _rule_feelings(clause: _Clause, out: _Facts) -> None:
     text = clause.text
+    if match := _I_MISS.match(text):
+        if match.group("rel"):
+            raw = match.group("name")
+            entity = _relative(match.group("rel"), raw if _is_name(raw) else None)
+        elif _is_name(match.group("bare")):
+            bare = match.group("bare")
+            ref = entity_ref("person", bare)
+            entity = _Entity(ref, bare, None, "person") if ref else None
+        else:
+            entity = None
+        if entity:
+            out.add(
+                clause,
+                type="feeling",
+                content=f"Misses {_whose(entity)}",
+                key=f"feeling|self|misses:{entity.ref}",
+                value="misses",
+                confidence=0.6,
+                importance=1,
+                fact_type="feeling",
+                rule="feeling.misses",
+                entities=(entity,),
+            )
+        return
     if match := _NOT_WELL.match(text):
         when = match.group("when")
         content = "Does not feel well" + (f" {when.lower()}" if when else "")

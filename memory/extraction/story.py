@@ -33,7 +33,7 @@ _RETIRED_OCC = re.compile(
     r"^i(?:'m|\s+am)\s+a\s+retired\s+(?P<occ>(?:[a-z'-]+\s+){0,2}?[a-z'-]+)$", re.I
 )
 _WORKED_AT = re.compile(
-    r"^i\s+(?:worked|used\s+to\s+work)\s+(?P<prep>at|in|for)\s+(?P<place>(?:the\s+|a\s+)?[\w'&-]+(?:\s+[\w'&-]+){0,4}?)"
+    r"^i\s+(?:worked|used\s+to\s+work)\s+(?P<prep>at|in|for|on)\s+(?P<place>(?:the\s+|a\s+)?[\w'&-]+(?:\s+[\w'&-]+){0,4}?)"
     r"(?P<rest>(?:\s+(?:for|until|till|during|in|when)\b.*)?)$",
     re.I,
 )
@@ -56,6 +56,23 @@ _SERVED = re.compile(
 _USED_TO_LIVE = re.compile(
     r"^i\s+(?:used\s+to\s+live|lived)\s+in\s+(?P<place>[\w' -]+?)(?P<rest>\s+(?:for|until|till|when|as)\b.*)?$",
     re.I,
+)
+# "I sang in the church choir for years", "I played cricket on Saturdays": what they did, long.
+_PAST_DID = re.compile(
+    r"^i\s+(?P<verb>[a-z]+ed|sang|ran|taught|drove|wrote|went|made|grew|kept|swam|rode|sold|built"
+    r"|read|sewed|knitted|knit|did|won|led|fought|flew|spent|brought\s+up|kept)\b(?P<rest>.+)$",
+    re.I,
+)
+_PAST_SPAN = re.compile(
+    r"\s*\b(?:for\s+(?:(?:\w+|\d+)\s+){0,2}years\b|for\s+(?:decades|ages|a\s+long\s+time)\b"
+    r"|every\s+\w+|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s\b"
+    r"|all\s+(?:my|our)\s+life|as\s+a\s+(?:child|girl|boy|youngster|lad|lass))",
+    re.I,
+)
+# Past verbs that are not a life's habit, or that other rules read better.
+_NOT_A_PAST_HABIT = frozenset(
+    "used liked loved hated wanted needed tried asked married retired worked lived moved died "
+    "passed missed talked called phoned rang visited".split()
 )
 _USED_TO_DO = re.compile(r"^(?P<subject>i|we)\s+used\s+to\s+(?P<verb>[a-z]+)\b(?P<rest>.*)$", re.I)
 _RETIRED = re.compile(r"^i\s+retired\s+(?P<rest>(?:in|from|at|when)\b.+)$", re.I)
@@ -287,6 +304,23 @@ def _rule_life_story(clause: _Clause, out: _Facts) -> None:
                 importance=1,
                 fact_type="fact",
                 rule="life_story.used_to",
+            )
+        return
+    if match := _PAST_DID.match(text):
+        verb, rest = match.group("verb").lower(), _tidy(match.group("rest"))
+        span = _PAST_SPAN.search(rest)
+        if span and verb not in _NOT_A_PAST_HABIT:
+            activity = f"{verb} {rest[: span.start()]}".strip()
+            out.add(
+                clause,
+                type="life_story",
+                content=f"{verb} {_about_them(rest)}",
+                key=f"life_story|self|did:{_key_words(activity)}",
+                value="past",
+                confidence=0.7,
+                importance=1,
+                fact_type="fact",
+                rule="life_story.past_habit",
             )
 
 
