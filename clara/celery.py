@@ -37,4 +37,11 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.compute_all_trends",
         "schedule": crontab(minute=30, hour=2),
     },
+    # */5 * * * *  Proactive check-ins: each person whose check-in time has passed today (their
+    # time zone) gets one decision per slot, sent or suppressed; fans out one task per person.
+    # Every 5 minutes, so a check-in goes out at most about 5 minutes after its time.
+    "schedule-check-ins": {
+        "task": "memory.tasks.schedule_check_ins",
+        "schedule": crontab(minute="*/5"),
+    },
 }

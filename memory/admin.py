@@ -587,3 +587,118 @@ class AlertAdmin(LinksMixin, admin.ModelAdmin):
     @admin.action(description="Acknowledge selected alerts", permissions=["change"])
     def mark_acknowledged(self, request, queryset):
         self._set_status(request, queryset, Alert.Status.ACKNOWLEDGED)
+
+
+# --- Check-ins and commitments ----------------------------------------------------------------
+# Imported here, at the end, so this section can be read (and moved) on its own.
+from memory import checkins as checkins_service  # noqa: E402
+from memory import commitments as commitments_service  # noqa: E402
+from memory.errors import Invalid  # noqa: E402
+from memory.models import CheckIn, CheckInSettings, Commitment  # noqa: E402
+
+
+class CheckInSettingsForm(forms.ModelForm):
+    """The same rules as the service and the API: bad times or hours are refused on their field."""
+
+    class Meta:
+        model = CheckInSettings
+        fields = ("person", "enabled", "times", "night_start", "night_end", "max_unanswered")
+        help_texts = {
+            "times": 'Local times in the person\'s time zone, e.g. ["09:30", "15:00"].',
+        }
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            clean = checkins_service.checkin_settings_validate(
+                enabled=data.get("enabled", False),
+                times=data.get("times") or [],
+                night_start=data.get("night_start"),
+                night_end=data.get("night_end"),
+                max_unanswered=data.get("max_unanswered"),
+            )
+        except Invalid as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.detail)
+            return data
+        data["times"] = clean.times
+        return data
+
+
+@admin.register(CheckInSettings)
+class CheckInSettingsAdmin(LinksMixin, admin.ModelAdmin):
+    """When the companion may say hello first; caregivers may also switch it off here."""
+
+    form = CheckInSettingsForm
+    list_display = ("person_link", "enabled", "times", "night_start", "night_end", "updated_at")
+    list_select_related = ("person",)
+    list_filter = ("enabled",)
+    search_fields = ("=person__id", "person__display_name")
+    raw_id_fields = ("person",)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # switch it off instead: the decisions already taken stay explained
+
+
+@admin.register(CheckIn)
+class CheckInAdmin(ReadOnlyAdmin):
+    """Every check-in decision with its reason (sent ones: their delivery state)."""
+
+    list_display = ("decided_at", "person_link", "slot", "outcome", "reason", "answered")
+    list_select_related = ("person",)
+    list_filter = ("outcome", "reason", "answered")
+    search_fields = ("=person__id", "person__display_name")
+    date_hierarchy = "decided_at"
+    ordering = ("-decided_at",)
+
+
+@admin.register(Commitment)
+class CommitmentAdmin(LinksMixin, admin.ModelAdmin):
+    """Promises and plans read from conversations. For caregivers only, never the prompt."""
+
+    show_full_result_count = False
+    list_per_page = 50
+    list_display = ("created_at", "person_link", "kind", "short_text", "due_at", "status")
+    list_select_related = ("person",)
+    list_filter = ("status", "kind", "persona")
+    search_fields = ("=person__id", "person__display_name", "text")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at",)
+    actions = ["mark_done", "mark_dropped"]
+    readonly_fields = (
+        "person",
+        "persona",
+        "kind",
+        "text",
+        "due_at",
+        "status",
+        "source_message",
+        "session",
+        "created_at",
+        "closed_at",
+    )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return _short(obj.text)
+
+    def _close(self, request, queryset, status):
+        ids = list(queryset.values_list("id", flat=True))
+        for commitment_id in ids:
+            commitments_service.commitment_close(commitment_id=commitment_id, status=status)
+        self.message_user(request, f"{len(ids)} commitment(s) marked {status.label.lower()}.")
+
+    @admin.action(description="Mark selected commitments as done", permissions=["change"])
+    def mark_done(self, request, queryset):
+        self._close(request, queryset, Commitment.Status.DONE)
+
+    @admin.action(description="Mark selected commitments as dropped", permissions=["change"])
+    def mark_dropped(self, request, queryset):
+        self._close(request, queryset, Commitment.Status.DROPPED)

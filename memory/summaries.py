@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from memory import escalation, repetition
+from memory import commitments, escalation, repetition
 from memory.context import find_anchors
 from memory.errors import NotFound
 from memory.models import (
@@ -367,7 +367,13 @@ def session_summary_build(session: Session) -> dict:
         "escalation_triggered": escalated,
         "one_liner": _one_liner(conversation, duration=duration, escalated=escalated),
         "what_mattered": _what_mattered(conversation, escalated=escalated),
-        "open_loops": open_loops(person_texts, pronoun=conversation.pronoun),
+        # The session's open commitments first (plans and promises said outright), then wishes.
+        "open_loops": list(
+            dict.fromkeys(
+                commitments.session_open_loops(session)
+                + open_loops(person_texts, pronoun=conversation.pronoun)
+            )
+        )[:MAX_OPEN_LOOPS],
         "people_mentioned": people_mentioned(person_texts),
         "emotional_arc": emotional_arc([emotion for emotion, _ in conversation.emotions]),
         "key_topics": _key_topics(conversation.question_types),

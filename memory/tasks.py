@@ -93,3 +93,65 @@ def compute_all_trends() -> int:
     for person_id in people:
         compute_person_trends.delay(str(person_id))
     return len(people)
+
+
+# --- Check-ins and commitments (memory/checkins.py, memory/commitments.py) --------------------
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def schedule_check_ins() -> int:
+    """Fan out: one decide_check_ins per person with a passed, undecided check-in slot today."""
+    from memory import checkins
+
+    people = checkins.people_due_for_check_ins()
+    for person_id in people:
+        decide_check_ins.delay(str(person_id))
+    return len(people)
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def decide_check_ins(person_id: str) -> list[str]:
+    """Decide the person's due check-in slots once each (send or suppress); returns the slots."""
+    from memory import checkins
+
+    decided = checkins.check_ins_decide(person_id=uuid.UUID(person_id))
+    return [f"{check_in.slot} {check_in.outcome} {check_in.reason}" for check_in in decided]
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def extract_commitments(message_id: str) -> int:
+    """Store the promises and plans of the exchange this message (the person's) opens."""
+    from memory import commitments
+
+    try:
+        return len(commitments.commitments_extract(message_id=uuid.UUID(message_id)))
+    except NotFound:
+        logger.warning("commitments: no message %s (nothing to do)", message_id)
+        return 0
+
+
+# --- Long-term memory (memory/remember.py, memory/curation.py) -------------------------------
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def remember_message(message_id: str) -> int:
+    """Read one of the person's messages for facts; stores them unconfirmed. Idempotent."""
+    from memory import remember
+
+    return remember.remember_from_message(uuid.UUID(message_id)).stored
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def expire_memories() -> int:
+    """Delete memories whose lifetime is over (feelings, events, small talk)."""
+    from memory import curation
+
+    return curation.memories_expire()
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def curate_memories() -> dict:
+    """Archive stale trivia and fold near-duplicate memories (never pinned or confirmed ones)."""
+    from memory import curation
+
+    return dataclasses.asdict(curation.memories_curate())
