@@ -19,3 +19,73 @@ class MemberAddForm(forms.Form):
 class MemberUpdateForm(forms.Form):
     role = forms.ChoiceField(choices=CareRole.choices)
     can_see_transcripts = forms.BooleanField(required=False)
+
+
+MAX_TOPICS = 30
+MAX_TOPIC_CHARS = 100
+
+
+class LinesField(forms.CharField):
+    """A textarea of one item per line: a list of distinct, non-empty strings."""
+
+    widget = forms.Textarea
+
+    def to_python(self, value) -> list[str]:
+        text = super().to_python(value) or ""
+        return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+    def validate(self, value) -> None:
+        if len(value) > MAX_TOPICS:
+            raise forms.ValidationError(f"At most {MAX_TOPICS}, one per line.")
+        for item in value:
+            if len(item) > MAX_TOPIC_CHARS:
+                raise forms.ValidationError(f"Keep each line under {MAX_TOPIC_CHARS} characters.")
+
+
+class NameForm(forms.Form):
+    preferred_name = forms.CharField(max_length=100, required=False, strip=True)
+    pronouns = forms.ChoiceField(
+        choices=[("she/her", "she / her"), ("he/him", "he / him"), ("they/them", "they / them")],
+        required=False,
+    )
+
+
+class TopicsForm(forms.Form):
+    known_topics = LinesField(required=False)
+    avoid_topics = LinesField(required=False)
+
+
+class AnswersForm(forms.Form):
+    """One agreed answer per kind of repeated question (fields named answer_<question type>)."""
+
+    def __init__(self, *args, question_types: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        for value, label in question_types:
+            self.fields[f"answer_{value}"] = forms.CharField(
+                label=label, max_length=500, required=False, strip=True, widget=forms.Textarea
+            )
+
+    def answers(self) -> dict[str, str]:
+        return {
+            name.removeprefix("answer_"): value
+            for name, value in self.cleaned_data.items()
+            if name.startswith("answer_")
+        }
+
+
+class PersonInLifeForm(forms.Form):
+    name = forms.CharField(max_length=100, strip=True)
+    relation = forms.CharField(max_length=100, strip=True, required=False)
+    note = forms.CharField(max_length=300, strip=True, required=False)
+
+
+class RoutineForm(forms.Form):
+    routine = forms.CharField(max_length=300, strip=True)
+
+
+class MemoryEditForm(forms.Form):
+    content = forms.CharField(max_length=2000, strip=True, widget=forms.Textarea)
+
+
+class EraseForm(forms.Form):
+    confirm_name = forms.CharField(max_length=200, strip=True)

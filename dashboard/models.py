@@ -73,6 +73,7 @@ class AuditAction(models.TextChoices):
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
     EDIT_TEAM = "edit_team", "changed the care team"
+    VIEW_ERASE = "view_erase", "opened the erase page"
     ERASE = "erase", "erased the person"
 
 

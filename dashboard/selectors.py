@@ -832,3 +832,43 @@ def team_of(*, person: Person) -> list[CareTeamMembership]:
 
 def user_by_username(username: str):
     return get_user_model().objects.filter(username=username).first()
+
+
+# --- What Clara remembers ----------------------------------------------------------------------
+
+
+@dataclass
+class MemoryGroup:
+    type: str
+    heading: str
+    memories: list
+
+
+def memories_by_type(*, person: Person, short_name: str) -> list[MemoryGroup]:
+    """The person's live memories grouped by type in the review's order (most important first)."""
+    from memory import store  # the fact store imports the embedding model lazily
+
+    groups = {
+        memory_type: MemoryGroup(memory_type, heading.format(name=short_name), [])
+        for memory_type, heading in words.MEMORY_TYPES.items()
+    }
+    for memory in store.memory_list_for_person(person.id):
+        groups.setdefault(
+            memory.type, MemoryGroup(memory.type, memory.type.replace("_", " "), [])
+        ).memories.append(memory)
+    return [group for group in groups.values() if group.memories]
+
+
+def memories_of_type(*, person: Person, memory_type: str) -> list:
+    from memory import store
+
+    return store.memory_list_for_person(person.id, type=memory_type)
+
+
+def memory_of_person(*, person: Person, memory_id: uuid.UUID):
+    """The person's live memory with this id, or None (another person's is not theirs)."""
+    from memory.models import Memory
+
+    return Memory.objects.filter(
+        id=memory_id, person_id=person.id, status=Memory.Status.ACTIVE
+    ).first()

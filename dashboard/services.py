@@ -3,11 +3,16 @@
 Audit rows are written by dashboard.access before a view calls any of these.
 """
 
+import uuid
+
 from django.db import transaction
 
 from dashboard.models import CareRole, CareTeamMembership
-from memory import alerts
-from memory.models import Alert, Person
+from memory import alerts, store
+from memory.models import Alert, Memory, MemoryType, Person
+
+# Keys of Person.caregiver_context the profile page edits (the companion and summaries read them).
+PROFILE_KEYS = ("preferredName", "pronouns", "knownTopics", "avoidTopics", "agreedAnswers")
 
 
 def alert_act(*, alert: Alert, status: str, user) -> Alert:
@@ -56,3 +61,74 @@ def member_remove(*, membership: CareTeamMembership) -> str | None:
             return "The care team needs at least one admin: make someone else admin first."
         locked.delete()
     return None
+
+
+# --- The person's profile ----------------------------------------------------------------------
+
+
+def profile_update(*, person: Person, changes: dict) -> Person:
+    """Merge caregiver edits into Person.caregiver_context under a row lock (other keys stay).
+
+    Empty values remove their key; agreedAnswers keeps only the non-empty answers.
+    """
+    unknown = set(changes) - set(PROFILE_KEYS)
+    if unknown:
+        raise ValueError(f"Not profile keys: {sorted(unknown)}")
+    with transaction.atomic():
+        locked = Person.objects.select_for_update().get(id=person.id)
+        context = dict(locked.caregiver_context or {})
+        for key, value in changes.items():
+            if isinstance(value, dict):
+                value = {k: v for k, v in value.items() if v}
+            if value:
+                context[key] = value
+            else:
+                context.pop(key, None)
+        locked.caregiver_context = context
+        locked.save(update_fields=["caregiver_context"])
+    person.caregiver_context = locked.caregiver_context
+    return person
+
+
+def person_in_life_add(*, person: Person, name: str, relation: str, note: str, user) -> Memory:
+    """Remember someone in the person's life, as caregivers said it: confirmed, from the team.
+
+    Same identity as the fact extractor's ("people|person:<slug>|relationship"), so a later
+    mention in conversation reinforces this memory instead of adding a second one.
+    """
+    ref = store.entity_ref("person", name)
+    subject = str((person.caregiver_context or {}).get("preferredName") or "").strip()
+    content = name
+    if relation:
+        whose = f"{subject}'s" if subject else "their"
+        content += f" is {whose} {relation}"
+    content += "."
+    if note:
+        content += f" {note}" + ("" if note[-1] in ".!?" else ".")
+    return store.memory_upsert(
+        namespace=store.person_namespace(person.id, MemoryType.PEOPLE),
+        content=content,
+        type=MemoryType.PEOPLE,
+        memory_key=f"people|{ref}|relationship",
+        entity_refs=[ref],
+        entity_labels={ref: name},
+        metadata={"value": relation, "entered_by": "caregiver"},
+        source=Memory.Source.CAREGIVER,
+        confirmed=True,
+        confirmed_by=user,
+    ).memory
+
+
+def routine_add(*, person: Person, routine: str, user) -> Memory:
+    """Remember one of the person's routines, as caregivers said it (confirmed)."""
+    slug = store.slugify(routine)[:48] or uuid.uuid4().hex[:8]
+    return store.memory_upsert(
+        namespace=store.person_namespace(person.id, MemoryType.ROUTINE),
+        content=routine,
+        type=MemoryType.ROUTINE,
+        memory_key=f"routine|self|{slug}",
+        metadata={"entered_by": "caregiver"},
+        source=Memory.Source.CAREGIVER,
+        confirmed=True,
+        confirmed_by=user,
+    ).memory

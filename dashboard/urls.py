@@ -36,4 +36,15 @@ urlpatterns = [
     path(f"{person}team/", views.team, name="team"),
     path(f"{person}team/add/", views.team_add, name="team_add"),
     path(f"{person}team/<int:membership_id>/", views.team_member, name="team_member"),
+    path(f"{person}profile/", views.profile, name="profile"),
+    path(f"{person}profile/<slug:section>/", views.profile_section, name="profile_section"),
+    path(f"{person}memories/", views.memories, name="memories"),
+    path(
+        f"{person}memories/<uuid:memory_id>/<slug:action>/",
+        views.memory_action,
+        name="memory_action",
+    ),
+    path(f"{person}export.json", views.export_json, name="export_json"),
+    path(f"{person}export.csv", views.export_csv, name="export_csv"),
+    path(f"{person}erase/", views.erase, name="erase"),
 ]

@@ -5,23 +5,36 @@ Every view that touches a person calls dashboard.access.get_person_for first (40
 a full page for a plain request, its `{% partialdef %}` fragment for htmx (HX-Request).
 """
 
+import json
 import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from dashboard import charts, selectors, services, words
 from dashboard.access import Access, Need, get_person_for
-from dashboard.forms import AlertStatusForm, MemberAddForm, MemberUpdateForm
+from dashboard.forms import (
+    AlertStatusForm,
+    AnswersForm,
+    EraseForm,
+    MemberAddForm,
+    MemberUpdateForm,
+    MemoryEditForm,
+    NameForm,
+    PersonInLifeForm,
+    RoutineForm,
+    TopicsForm,
+)
 from dashboard.models import AuditAction, CareRole
-from memory import trends
-from memory.models import Alert
+from memory import store, trends
+from memory.errors import DomainError
+from memory.models import Alert, MemoryType, QuestionType
 
 TIMELINE_CHOICES = (7, 30, 90)
 
@@ -384,3 +397,291 @@ def team_member(request: HttpRequest, person_id: uuid.UUID, membership_id: int) 
         )
     messages.success(request, done)
     return redirect("dashboard:team", person_id=person_id)
+
+
+# --- The person's profile, as caregivers curate it ---------------------------------------------
+
+PROFILE_SECTIONS = ("name", "topics", "answers", "people", "routines")
+# Every kind of question a person repeats, except "other".
+ANSWER_TYPES = [
+    (value, words.question_label(value))
+    for value, _ in QuestionType.choices
+    if value != QuestionType.GENERAL
+]
+
+
+def _profile_form(section: str, person, data=None):
+    context = person.caregiver_context or {}
+    if section == "name":
+        initial = {
+            "preferred_name": context.get("preferredName", ""),
+            "pronouns": context.get("pronouns", ""),
+        }
+        return NameForm(data, initial=initial)
+    if section == "topics":
+        initial = {
+            "known_topics": "\n".join(context.get("knownTopics") or []),
+            "avoid_topics": "\n".join(context.get("avoidTopics") or []),
+        }
+        return TopicsForm(data, initial=initial)
+    if section == "answers":
+        agreed = context.get("agreedAnswers") or {}
+        initial = {f"answer_{key}": value for key, value in agreed.items()}
+        return AnswersForm(data, initial=initial, question_types=ANSWER_TYPES)
+    if section == "people":
+        return PersonInLifeForm(data)
+    return RoutineForm(data)
+
+
+def _profile_context(access: Access, *, editing: str | None = None, form=None) -> dict:
+    context = access.person.caregiver_context or {}
+    agreed = context.get("agreedAnswers") or {}
+    forms = {section: _profile_form(section, access.person) for section in PROFILE_SECTIONS}
+    if editing and form is not None:
+        forms[editing] = form
+    return {
+        "editing": editing,
+        "forms": forms,
+        "profile": {
+            "preferred_name": context.get("preferredName") or "",
+            "pronouns": context.get("pronouns") or "",
+            "known": context.get("knownTopics") or [],
+            "avoid": context.get("avoidTopics") or [],
+            "answers": [(label, agreed.get(value, "")) for value, label in ANSWER_TYPES],
+        },
+        "people_in_life": selectors.memories_of_type(
+            person=access.person, memory_type=MemoryType.PEOPLE
+        ),
+        "routines": selectors.memories_of_type(
+            person=access.person, memory_type=MemoryType.ROUTINE
+        ),
+    }
+
+
+@login_required
+@require_GET
+def profile(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The person's profile: name, topics, agreed answers, people in their life, routines."""
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PROFILE)
+    editing = request.GET.get("edit")
+    if editing not in PROFILE_SECTIONS:
+        editing = None
+    return _render(
+        request, "dashboard/profile.html", access, _profile_context(access, editing=editing)
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def profile_section(request: HttpRequest, person_id: uuid.UUID, section: str) -> HttpResponse:
+    """One section of the profile: shown, as a form (?edit=1), or saved (POST)."""
+    if section not in PROFILE_SECTIONS:
+        raise Http404("No such section.")
+    posting = request.method == "POST"
+    access = get_person_for(
+        request.user,
+        person_id,
+        action=AuditAction.EDIT_PROFILE if posting else AuditAction.VIEW_PROFILE,
+        object_id=section,
+    )
+    editing = section if request.GET.get("edit") and not posting else None
+    if posting:
+        form = _profile_form(section, access.person, request.POST)
+        error = None
+        if form.is_valid():
+            error = _profile_save(section, form, access, request.user)
+            if error:
+                form.add_error(None, error)
+        if not form.is_valid() or error:
+            context = _profile_context(access, editing=section, form=form)
+            return _render(
+                request,
+                "dashboard/profile.html",
+                access,
+                context,
+                partial=f"{section}-section",
+                status=400,
+            )
+        if not request.htmx:
+            messages.success(request, "Saved.")
+            return redirect(reverse("dashboard:profile", args=[person_id]) + f"#profile-{section}")
+    context = _profile_context(access, editing=editing)
+    return _render(request, "dashboard/profile.html", access, context, partial=f"{section}-section")
+
+
+def _profile_save(section: str, form, access: Access, user) -> str | None:
+    """Apply a valid profile form; returns a sentence for the caregiver if the memory refused."""
+    data = form.cleaned_data
+    if section == "name":
+        services.profile_update(
+            person=access.person,
+            changes={"preferredName": data["preferred_name"], "pronouns": data["pronouns"]},
+        )
+    elif section == "topics":
+        services.profile_update(
+            person=access.person,
+            changes={"knownTopics": data["known_topics"], "avoidTopics": data["avoid_topics"]},
+        )
+    elif section == "answers":
+        services.profile_update(person=access.person, changes={"agreedAnswers": form.answers()})
+    else:
+        try:
+            if section == "people":
+                services.person_in_life_add(
+                    person=access.person,
+                    name=data["name"],
+                    relation=data["relation"],
+                    note=data["note"],
+                    user=user,
+                )
+            else:
+                services.routine_add(person=access.person, routine=data["routine"], user=user)
+        except DomainError as exc:
+            return str(exc)
+    return None
+
+
+# --- What Clara remembers: review, export, erase ------------------------------------------------
+
+
+def _memories_context(access: Access) -> dict:
+    return {
+        "groups": selectors.memories_by_type(person=access.person, short_name=_short_name(access)),
+        "sources": words.MEMORY_SOURCES,
+    }
+
+
+@login_required
+@require_GET
+def memories(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """Everything Clara remembers about the person; unconfirmed memories clearly marked."""
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_MEMORIES)
+    return _render(request, "dashboard/memories.html", access, _memories_context(access))
+
+
+MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def memory_action(
+    request: HttpRequest, person_id: uuid.UUID, memory_id: uuid.UUID, action: str
+) -> HttpResponse:
+    """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back."""
+    if action not in MEMORY_ACTIONS or (request.method == "GET" and action != "edit"):
+        raise Http404("No such action.")
+    access = get_person_for(
+        request.user,
+        person_id,
+        action=AuditAction.EDIT_MEMORY if request.method == "POST" else AuditAction.VIEW_MEMORIES,
+        object_id=str(memory_id),
+    )
+    memory = selectors.memory_of_person(person=access.person, memory_id=memory_id)
+    if memory is None:
+        return _render(request, "dashboard/not_found.html", access, {}, status=404)
+    context = {"memory": memory, "sources": words.MEMORY_SOURCES}
+    if request.method == "GET":
+        context["form"] = MemoryEditForm(initial={"content": memory.content})
+        return _render(
+            request, "dashboard/memory_edit.html", access, context, partial="memory-edit"
+        )
+    status = 200
+    if action == "confirm":
+        memory = store.memory_confirm(memory.id, user=request.user)
+    elif action in ("pin", "unpin"):
+        memory = store.memory_pin(memory.id, pinned=action == "pin")
+    elif action == "forget":
+        store.memory_forget(memory.id)
+        memory = None
+    else:
+        form = MemoryEditForm(request.POST)
+        if form.is_valid():
+            try:
+                memory = store.memory_edit(
+                    memory.id, content=form.cleaned_data["content"], user=request.user
+                )
+            except DomainError as exc:
+                form.add_error("content", str(exc))
+        if form.errors:
+            context["form"] = form
+            return _render(
+                request,
+                "dashboard/memory_edit.html",
+                access,
+                context,
+                partial="memory-edit",
+                status=400,
+            )
+    if not request.htmx:
+        return redirect(reverse("dashboard:memories", args=[person_id]))
+    if memory is None:
+        return HttpResponse("", status=status)  # the item disappears from the list
+    context["memory"] = memory
+    return _render(request, "dashboard/memory_edit.html", access, context, partial="memory-item")
+
+
+def _download(content: str | bytes, *, filename: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_GET
+def export_json(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """Everything stored about the person, as one JSON file (team admin only)."""
+    access = get_person_for(
+        request.user, person_id, need=Need.ADMIN, action=AuditAction.EXPORT_JSON
+    )
+    data = store.person_export(access.person.id)
+    return _download(
+        json.dumps(data, ensure_ascii=False, indent=2, default=str),
+        filename=f"clara-{access.person.id}.json",
+        content_type="application/json",
+    )
+
+
+@login_required
+@require_GET
+def export_csv(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """What Clara remembers about the person, as a spreadsheet (team admin only)."""
+    access = get_person_for(request.user, person_id, need=Need.ADMIN, action=AuditAction.EXPORT_CSV)
+    return _download(
+        store.person_export_csv(access.person.id),
+        filename=f"clara-memories-{access.person.id}.csv",
+        content_type="text/csv; charset=utf-8",
+    )
+
+
+def _erase_name(access: Access) -> str:
+    return access.person.display_name.strip() or _short_name(access)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def erase(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """Erase the person and everything about them, once the admin types their name."""
+    posting = request.method == "POST"
+    access = get_person_for(
+        request.user,
+        person_id,
+        need=Need.ADMIN,
+        action=AuditAction.ERASE if posting else AuditAction.VIEW_ERASE,
+    )
+    form = EraseForm(request.POST if posting else None)
+    expected = _erase_name(access)
+    if posting:
+        if form.is_valid() and form.cleaned_data["confirm_name"].casefold() == expected.casefold():
+            store.person_erase(access.person.id)
+            messages.success(
+                request, f"{expected} and everything Clara knew about them are erased."
+            )
+            return redirect("dashboard:people")
+        form.add_error("confirm_name", f"Type {expected} exactly to erase.")
+    status = 400 if posting else 200
+    return _render(
+        request, "dashboard/erase.html", access, {"form": form, "expected": expected}, status=status
+    )

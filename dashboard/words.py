@@ -4,7 +4,7 @@ The dashboard never shows codes: everything a caregiver reads goes through these
 is stored 0–1; people read it as "how upset", 0–100.
 """
 
-from memory.models import Alert, Emotion, Narrative, QuestionType
+from memory.models import Alert, Emotion, Memory, MemoryType, Narrative, QuestionType
 
 FEELINGS = {
     Emotion.CALM: "calm",
@@ -58,6 +58,26 @@ ESCALATION_REASONS = {
     "wants_to_leave": "wanted to leave",
     "asks_for_help": "asked for help",
     "severe_distress": "was very frightened",
+}
+
+# Headings of the memory review, in the order shown ({name} is the person's name).
+MEMORY_TYPES = {
+    MemoryType.PROFILE: "About {name}",
+    MemoryType.PEOPLE: "People in {name}'s life",
+    MemoryType.ROUTINE: "Routines",
+    MemoryType.PREFERENCE: "Likes and dislikes",
+    MemoryType.LIFE_STORY: "Life story",
+    MemoryType.EVENT: "Recent events",
+    MemoryType.FEELING: "Feelings lately",
+    MemoryType.OTHER: "Other things",
+}
+
+MEMORY_SOURCES = {
+    Memory.Source.CONVERSATION_EXTRACTION: "heard in a conversation",
+    Memory.Source.CAREGIVER: "added by the care team",
+    Memory.Source.SEEDED_PROFILE: "from the first profile",
+    Memory.Source.CURATED_FOLD: "Clara's tidy-up of similar memories",
+    Memory.Source.TOOL: "noted by Clara",
 }
 
 ALERT_STATUS = {

@@ -11,9 +11,9 @@ from django.test import Client
 from django.utils import timezone
 
 from dashboard.models import CareRole, CareTeamMembership
-from memory import services
+from memory import services, store
 from memory.emotion import EmotionReading
-from memory.models import Alert, Person, Session
+from memory.models import Alert, Memory, Person, Session
 
 PASSWORD = "a-long-test-password"
 
@@ -92,6 +92,19 @@ def other_person(db):
 @pytest.fixture
 def session(person):
     return Session.objects.filter(person=person).order_by("-created_at").first()
+
+
+@pytest.fixture
+def memory(person):
+    """Something Clara heard in a conversation: not confirmed yet."""
+    return store.memory_upsert(
+        namespace=store.person_namespace(person.id, "people"),
+        content="Sarah is Peggy's daughter.",
+        type="people",
+        memory_key="people|person:sarah|relationship",
+        source=Memory.Source.CONVERSATION_EXTRACTION,
+        embed=False,
+    ).memory
 
 
 @pytest.fixture

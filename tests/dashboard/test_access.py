@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 VIEW, TRANSCRIPTS, ADMIN = "view", "transcripts", "admin"
 
-# name: (method, what the role needs)
+# route: (method, what the role needs); "name:post" is the POST of a page that also has a GET.
 ROUTES = {
     "person": ("get", VIEW),
     "person_emotions": ("get", VIEW),
@@ -35,14 +35,25 @@ ROUTES = {
     "team": ("get", ADMIN),
     "team_add": ("post", ADMIN),
     "team_member": ("post", ADMIN),
+    "profile": ("get", VIEW),
+    "profile_section": ("get", VIEW),
+    "profile_section:post": ("post", VIEW),
+    "memories": ("get", VIEW),
+    "memory_action": ("get", VIEW),
+    "memory_action:post": ("post", VIEW),
+    "export_json": ("get", ADMIN),
+    "export_csv": ("get", ADMIN),
+    "erase": ("get", ADMIN),
+    "erase:post": ("post", ADMIN),
 }
 # Pages about no one in particular.
 PUBLIC_OR_OWN = {"login", "logout", "people"}
 
 
-def route(name: str, *, person, session, alert) -> tuple[str, str, dict]:
+def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
     """(method, url, POST data) of a route, for this person's objects."""
-    method, _ = ROUTES[name]
+    method, _ = ROUTES[key]
+    name = key.split(":")[0]
     args: list = [person.id]
     data: dict = {}
     if name in ("session", "session_transcript"):
@@ -57,6 +68,13 @@ def route(name: str, *, person, session, alert) -> tuple[str, str, dict]:
         member = CareTeamMembership.objects.filter(person=person, role="family").first()
         args.append(member.id)
         data = {"role": "staff"}
+    elif name == "profile_section":
+        args.append("topics")
+        data = {"known_topics": "gardening\nthe sea", "avoid_topics": "hospitals"}
+    elif name == "memory_action":
+        args += [memory.id, "confirm" if method == "post" else "edit"]
+    elif name == "erase":
+        data = {"confirm_name": "Nana"}
     return method, reverse(f"dashboard:{name}", args=args), data
 
 
@@ -68,14 +86,14 @@ def call(client: Client, name: str, objects: dict, **headers):
 
 
 @pytest.fixture
-def objects(person, session, alert, alice, bob):
+def objects(person, session, alert, memory, alice, bob):
     # alice and bob are in the team (bob's membership is what team_member edits).
-    return {"person": person, "session": session, "alert": alert}
+    return {"person": person, "session": session, "alert": alert, "memory": memory}
 
 
 def test_every_person_route_is_in_the_matrix():
     names = {p.name for p in dashboard_urls.urlpatterns if isinstance(p, URLPattern)}
-    assert names - PUBLIC_OR_OWN == set(ROUTES)
+    assert names - PUBLIC_OR_OWN == {key.split(":")[0] for key in ROUTES}
 
 
 @pytest.mark.parametrize("name", sorted(ROUTES))
@@ -127,6 +145,10 @@ def test_outsider_changes_nothing_and_leaves_no_audit_row(name, objects, charlie
     assert list(CareTeamMembership.objects.values_list("id", "role").order_by("id")) == memberships
     objects["alert"].refresh_from_db()
     assert objects["alert"].status == "open"
+    objects["memory"].refresh_from_db()
+    assert objects["memory"].confirmed is False
+    objects["person"].refresh_from_db()  # still there, topics unchanged
+    assert "knownTopics" not in objects["person"].caregiver_context
 
 
 @pytest.mark.parametrize("name", sorted(ROUTES))
@@ -135,8 +157,12 @@ def test_every_allowed_request_is_audited(name, objects, alice):
     row = AuditEvent.objects.order_by("-id").first()
     assert row.user == alice
     assert row.username == "alice"
-    assert row.person_id == objects["person"].id
     assert row.allowed is True
+    if name == "erase:post":
+        # The person is erased; the audit row stays, pointing at no one.
+        assert row.action == "erase" and row.person_id is None
+    else:
+        assert row.person_id == objects["person"].id
 
 
 @pytest.mark.parametrize("name", [n for n, (_, need) in ROUTES.items() if need != VIEW])
