@@ -197,6 +197,7 @@ def store_exchange(request, session_id: UUID, payload: ExchangeIn):
         narrative=narrative,
         processing_time_ms=payload.processing_time_ms,
         escalation=payload.escalation,
+        channel=payload.channel,
         at=payload.occurred_at,
     )
     if isinstance(result, services.PendingExchange):

@@ -198,6 +198,8 @@ class ExchangeIn(RequestSchema):
     # When the exchange happened, for a bot uploading exchanges it buffered offline; default
     # now. Exchanges of one session should be sent in the order they happened.
     occurred_at: PastTime | None = None
+    # Where it was said ("voice", "app", "sms"...), for companions that follow a person around.
+    channel: Text(min_length=1, max_length=32) | None = None
 
 
 class StoredMessageOut(Schema):

@@ -6,6 +6,7 @@ and (later) the dashboard live in `selectors.py`.
 
 import hashlib
 import logging
+import re
 import secrets
 import uuid
 from collections import Counter
@@ -216,6 +217,13 @@ def sessions_expire_idle(*, now: datetime | None = None) -> int:
 
 # Messages between rolling-summary refreshes: every 4 turns.
 ROLLING_SUMMARY_EVERY = 8
+# Cheap gates before queueing the readers: only first-person statements can state facts about the
+# person, and only future or promise words can make a commitment. Most turns queue nothing.
+_MAY_STATE_FACTS = re.compile(r"\b(i|i'm|im|i've|i'd|my|me|mine)\b", re.IGNORECASE)
+_MAY_COMMIT = re.compile(
+    r"\b(will|i'll|going to|gonna|tomorrow|tonight|next|remind|promise|plan(?:ning)?)\b",
+    re.IGNORECASE,
+)
 
 
 def _stored_exchange_for_key(
@@ -304,6 +312,7 @@ def _exchange_write(
     narrative: NarrativeRef | None = None,
     processing_time_ms: int | None = None,
     escalation: bool = False,
+    channel: str | None = None,
     at: datetime | None = None,
 ) -> StoredExchange:
     """The exchange write itself, inside the caller's transaction.
@@ -359,9 +368,10 @@ def _exchange_write(
             storage.INSERT_MESSAGES,
             [
                 db_user_id, db_session_id, db_person_id, user_message, db_at, sequence,
-                idempotency_key,
+                idempotency_key, channel,
                 db_assistant_id, db_session_id, db_person_id, assistant_message, db_at,
                 sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
+                channel,
             ],
         )  # fmt: skip
         cursor.execute(
@@ -410,6 +420,12 @@ def _exchange_write(
             )
     if (sequence + 1) % ROLLING_SUMMARY_EVERY == 0:
         tasks.update_rolling_summary.delay_on_commit(str(session_id))
+    if person_id is not None:
+        # After commit: facts the person stated about themselves, and promises or plans made.
+        if _MAY_STATE_FACTS.search(user_message) and not user_message.rstrip().endswith("?"):
+            tasks.remember_message.delay_on_commit(str(user_id))
+        if _MAY_COMMIT.search(user_message) or _MAY_COMMIT.search(assistant_message):
+            tasks.extract_commitments.delay_on_commit(str(user_id))
 
     return StoredExchange(user_id, sequence, assistant_id, sequence + 1, created=True)
 

@@ -98,9 +98,9 @@ MESSAGE_ID_AT = """
     SELECT id FROM chat_messages WHERE session_id = %s AND sequence_number = %s"""
 INSERT_MESSAGES = """
     INSERT INTO chat_messages (id, session_id, person_id, role, content, timestamp,
-        sequence_number, intent, narrative_id, processing_time_ms, idempotency_key)
-    VALUES (%s, %s, %s, 'user', %s, %s, %s, NULL, NULL, NULL, %s),
-           (%s, %s, %s, 'assistant', %s, %s, %s, %s, %s, %s, NULL)"""
+        sequence_number, intent, narrative_id, processing_time_ms, idempotency_key, channel)
+    VALUES (%s, %s, %s, 'user', %s, %s, %s, NULL, NULL, NULL, %s, %s),
+           (%s, %s, %s, 'assistant', %s, %s, %s, %s, %s, %s, NULL, %s)"""
 INSERT_EMOTION = """
     INSERT INTO detected_emotions (id, message_id, session_id, person_id, emotion, confidence,
         distress_score, trajectory, timestamp)

@@ -157,16 +157,17 @@ def turn_complete(
     session = _session_person(session_id)
     with transaction.atomic():
         lock = _lock_row(session.person_id)
-        parts = list(
+        rows = list(
             PendingMessage.objects.filter(person_id=session.person_id, turn_id=turn_id)
             .order_by("arrival")
-            .values_list("content", flat=True)
+            .values_list("content", "channel")
         )
-        if not parts:
+        if not rows:
             raise NotFound("No such turn.", field="turn_id")
         stored = services.exchange_record(
             session_id=session.id,
-            user_message=JOINER.join(parts),
+            user_message=JOINER.join(content for content, _ in rows),
+            channel=rows[-1][1],
             assistant_message=assistant_message,
             # The turn id makes completing it twice store it once.
             idempotency_key=f"turn:{turn_id}",

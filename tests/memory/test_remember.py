@@ -75,3 +75,21 @@ def test_a_confirmed_fact_is_never_superseded_by_what_is_said(person):
     assert exc.value.field == "content"
     confirmed.refresh_from_db()
     assert confirmed.status == "active"
+
+
+def test_statements_are_read_after_commit_and_questions_are_not(
+    person, django_capture_on_commit_callbacks
+):
+    from memory import tasks
+
+    sent = []
+    original = tasks.remember_message.delay
+    tasks.remember_message.delay = lambda *args: sent.append(args)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            first = _say(person, "My grandson Leo plays football")
+        with django_capture_on_commit_callbacks(execute=True):
+            _say(person, "Where is my grandson?")
+    finally:
+        tasks.remember_message.delay = original
+    assert sent == [(str(first),)]
