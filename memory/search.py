@@ -28,6 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory import retrieval
+from memory.embeddings import blas_threads
 from memory.errors import Invalid
 from memory.models import Memory, MemoryType
 from memory.store import SEP, namespace_prefix_validate
@@ -49,6 +50,8 @@ TOP_PREFERENCES = 3
 CACHE_SCOPES = 64
 
 _TYPE_CODES = {value: code for code, value in enumerate(MemoryType.values)}
+# Django's `Choices.values` builds a new list on every access; searches check against these.
+_STATUSES = frozenset(Memory.Status.values)
 
 
 @dataclass
@@ -114,15 +117,30 @@ class _ScopeCopy:
             if m.embedding:
                 dims = len(m.embedding) // 4
                 break
-        self.vectors = np.zeros((n, dims or 1), dtype=np.float32)
-        for i, m in enumerate(rows):
-            if m.embedding and len(m.embedding) // 4 == dims:
-                self.vectors[i] = np.frombuffer(bytes(m.embedding), dtype="<f4")
+        width = (dims or 1) * 4
+        zero = bytes(width)
+        # One join and one frombuffer instead of a row copy per memory; a missing or odd-sized
+        # embedding is a zero row (no similarity), as before.
+        blob = b"".join(
+            bytes(m.embedding) if m.embedding and len(m.embedding) == width else zero for m in rows
+        )
+        self.vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(n, dims or 1)
         self.namespaces = sorted({m.namespace for m in rows})
         ns_codes = {ns: i for i, ns in enumerate(self.namespaces)}
         self.ns_code = np.fromiter((ns_codes[m.namespace] for m in rows), np.int32, n)
         self.type_code = np.fromiter((_TYPE_CODES.get(m.type, -1) for m in rows), np.int16, n)
-        self.personas = [m.persona for m in rows]
+        # Persona as a code per row (-1: global), so the persona filter is one comparison.
+        self.persona_codes: dict[str, int] = {}
+        self.persona_code = np.fromiter(
+            (
+                -1
+                if m.persona is None
+                else self.persona_codes.setdefault(m.persona, len(self.persona_codes))
+                for m in rows
+            ),
+            np.int32,
+            n,
+        )
         self.confirmed = np.fromiter((m.confirmed for m in rows), bool, n)
         self.pinned = np.fromiter((m.pinned for m in rows), bool, n)
         self.importance = np.fromiter((m.importance for m in rows), np.float32, n)
@@ -234,9 +252,9 @@ def memory_search(
     if offset < 0:
         raise Invalid("offset is not negative.", field="offset")
     for t in types:
-        if t not in MemoryType.values:
+        if t not in _TYPE_CODES:
             raise Invalid(f"Unknown memory type {t!r}.", field="types")
-    if status not in Memory.Status.values:
+    if status not in _STATUSES:
         raise Invalid(f"Unknown status {status!r}.", field="status")
     if threshold is not None and not -1.0 <= threshold <= 1.0:
         raise Invalid("threshold is between -1 and 1.", field="threshold")
@@ -323,20 +341,27 @@ def _operator(value: Any, op: str, operand: Any) -> bool:
 
 
 def _mask(copy: _ScopeCopy, *, prefix, types, persona, confirmed, at) -> np.ndarray:
-    n = len(copy.memories)
     mask = copy.expires > at.timestamp()
+    # Set filters are a lookup table indexed by the row's code (a gather), cheaper than np.isin.
     if len(prefix) > 2:
         path = SEP.join(prefix)
-        allowed = [
-            i for i, ns in enumerate(copy.namespaces) if ns == path or ns.startswith(path + SEP)
-        ]
-        mask &= np.isin(copy.ns_code, np.array(allowed, dtype=np.int32))
+        allowed = np.fromiter(
+            (ns == path or ns.startswith(path + SEP) for ns in copy.namespaces),
+            bool,
+            len(copy.namespaces),
+        )
+        mask &= allowed[copy.ns_code]
     if types:
-        mask &= np.isin(copy.type_code, np.array([_TYPE_CODES[t] for t in types], np.int16))
+        allowed = np.zeros(len(_TYPE_CODES) + 1, bool)  # the last slot: an unknown type (-1)
+        allowed[[_TYPE_CODES[t] for t in types]] = True
+        mask &= allowed[copy.type_code]
     if confirmed is not None:
         mask &= copy.confirmed == confirmed
     if persona is not None:
-        mask &= np.fromiter((p is None or p == persona for p in copy.personas), bool, n)
+        code = copy.persona_codes.get(persona)
+        mask &= (copy.persona_code == -1) | (
+            copy.persona_code == code if code is not None else False
+        )
     return mask
 
 
@@ -372,13 +397,18 @@ def _search_copy(
         cards = _entity_cards(copy, picked, mask) if entity_cards else []
         return SearchResult(hits, cards)
 
-    similarity = (
-        copy.vectors @ query_vector.astype(np.float32)
-        if query_vector is not None
+    if (
+        query_vector is not None
         and len(copy.memories)
         and copy.vectors.shape[1] == query_vector.shape[0]
-        else np.zeros(len(copy.memories), np.float32)
-    )
+    ):
+        # One BLAS thread: a matrix-vector product is memory-bound, and on a loaded 2-core
+        # machine OpenBLAS's spinning helper threads made it several times slower (10k memories:
+        # p50 22 ms with them, 3 ms without; bench/search_bench.py).
+        with blas_threads(1):
+            similarity = copy.vectors @ query_vector.astype(np.float32)
+    else:
+        similarity = np.zeros(len(copy.memories), np.float32)
     words = copy.keyword.scores(retrieval.tokenize(query)) if query else None
     if words is not None and words.size and words.max() > 0:
         relevance = SIMILARITY_WEIGHT * np.clip(similarity, 0, 1) + KEYWORD_WEIGHT * (
