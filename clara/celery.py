@@ -44,4 +44,16 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.schedule_check_ins",
         "schedule": crontab(minute="*/5"),
     },
+    # 7 * * * *  Memories past their lifetime (a feeling after 6 h, an event after a week) are
+    # deleted: invisible to reads already, and not to be kept longer than promised.
+    "expire-memories": {
+        "task": "memory.tasks.expire_memories",
+        "schedule": crontab(minute=7),
+    },
+    # 50 3 * * *  The curator: archives stale low-importance facts and folds near-duplicates,
+    # after the nightly trends, when nobody is talking.
+    "curate-memories": {
+        "task": "memory.tasks.curate_memories",
+        "schedule": crontab(minute=50, hour=3),
+    },
 }

@@ -89,3 +89,18 @@ def test_curator_folds_near_duplicates_into_one_curated_memory(person):
     assert sum(1 for h in hits.hits if "daughter" in h.memory.content) == 1
     # Running again changes nothing.
     assert curation.memories_curate().folded == 0
+
+
+def test_the_scheduled_jobs_are_in_the_beat_schedule_and_idempotent(person):
+    from clara.celery import app
+    from memory import tasks
+
+    scheduled = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    assert {"memory.tasks.expire_memories", "memory.tasks.curate_memories"} <= scheduled
+    put(person, "Felt lonely", type="feeling", at=timezone.now() - timedelta(hours=7))
+    put(person, "Her daughter Sarah visits every Sunday")
+    put(person, "Her daughter Sarah visits each Sunday", key="again")
+    assert tasks.expire_memories() == 1
+    assert tasks.expire_memories() == 0
+    assert tasks.curate_memories() == {"archived": 0, "folded": 2}
+    assert tasks.curate_memories() == {"archived": 0, "folded": 0}
