@@ -5,8 +5,9 @@ The estimate for the last minute is `previous window x the part of it still insi
 per client. Each request increments the current window first and takes the increment back if it
 went over, so concurrent requests never overshoot the limit (at worst one is refused early).
 
-With Redis the increment is Redis' atomic INCR. The file cache's increment is a read and a write,
-so there it runs under an exclusive `flock` (one machine, like the file cache itself).
+With Redis the increment is Redis' atomic INCR, sent with the read of the previous window in one
+pipeline (one round trip per request). The file cache's increment is a read and a write, so there
+it runs under an exclusive `flock` (one machine, like the file cache itself).
 
 A cache that does not answer lets the request through: the limit protects the service, and
 turning bots away because Redis blinked would lose more than it saves.
@@ -52,6 +53,25 @@ def _counter_lock() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
+def _redis_counts(current_key: str, previous_key: str) -> tuple[int, int]:
+    """INCR the current window and read the previous one in one round trip to Redis.
+
+    Goes under Django's cache API (to its redis-py client) because the cache API needs three
+    round trips for the same; the keys are made exactly as the cache makes them, so
+    `cache.decr` and `cache.get` see the same counters.
+    """
+    current_full = cache.make_and_validate_key(current_key)
+    previous_full = cache.make_and_validate_key(previous_key)
+    client = cache._cache.get_client(current_full, write=True)
+    pipe = client.pipeline(transaction=False)
+    pipe.incr(current_full)
+    # Two windows' life, so the next window can still read this one as its previous.
+    pipe.expire(current_full, 2 * WINDOW_SECONDS)
+    pipe.get(previous_full)
+    current, _, previous = pipe.execute()
+    return int(current), int(previous or 0)
+
+
 def _retry_after(*, limit: int, previous: int, current: int, elapsed: float) -> int:
     """Seconds until `previous * (1 - (elapsed + t) / W) + current + 1 <= limit`."""
     window = WINDOW_SECONDS
@@ -74,16 +94,19 @@ def hit(*, client_id: str, limit: int, now: float | None = None) -> Decision:
     current_key = f"ratelimit:{client_id}:{window_number}"
     previous_key = f"ratelimit:{client_id}:{window_number - 1}"
     try:
-        with _counter_lock():
-            # Two windows' life, so the next window can still read this one as its previous.
-            cache.add(current_key, 0, timeout=2 * WINDOW_SECONDS)
-            current = cache.incr(current_key)
-            previous = cache.get(previous_key, 0)
-            estimate = previous * (WINDOW_SECONDS - elapsed) / WINDOW_SECONDS + current
-            if estimate <= limit:
-                return Decision(allowed=True, limit=limit, retry_after=0)
-            # Refused requests don't count, so a client that waits as told gets back in.
-            cache.decr(current_key)
+        if isinstance(cache, RedisCache):
+            current, previous = _redis_counts(current_key, previous_key)
+        else:
+            with _counter_lock():
+                # Two windows' life, so the next window can still read this one as previous.
+                cache.add(current_key, 0, timeout=2 * WINDOW_SECONDS)
+                current = cache.incr(current_key)
+                previous = cache.get(previous_key, 0)
+        estimate = previous * (WINDOW_SECONDS - elapsed) / WINDOW_SECONDS + current
+        if estimate <= limit:
+            return Decision(allowed=True, limit=limit, retry_after=0)
+        # Refused requests don't count, so a client that waits as told gets back in.
+        cache.decr(current_key)
     except Exception as exc:  # the cache is down or evicted the key: fail open, say so
         logger.warning("rate limit not applied: cache error %s", type(exc).__name__)
         return Decision(allowed=True, limit=limit, retry_after=0)
