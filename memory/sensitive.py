@@ -137,6 +137,8 @@ _PASSWORD_WORDS = (
     r"(?:password|passcode|pass\s+code|passphrase|pass\s+phrase|pass\s+word|pwd"
     r"|memorable\s+(?:word|information|info|answer)|secret\s+word)"
 )
+# Every password keyword holds one of these; a plain `in` check skips the rule otherwise.
+_PASSWORD_STEMS = ("pass", "pwd", "memorable", "secret")
 _PIN_WORDS = r"\bpin(?:\s+(?:number|no\.?|code))?"
 _SECURITY_CODE_WORDS = (
     r"(?:\b(?:cvv2?|cvc2?|cv2|csc|card\s+verification(?:\s+(?:value|code|number))?)\b"
@@ -205,59 +207,84 @@ _PASSWORD_RULE = re.compile(
 class _ContextRule:
     kind: str
     pattern: re.Pattern[str]
+    # Substrings one of which the lower-cased text must hold for the rule to run: a plain `in`
+    # is far cheaper than trying the pattern at every position of a long message.
+    triggers: tuple[str, ...]
 
 
-def _context(kind: str, words: str, value: str) -> _ContextRule:
+def _context(kind: str, words: str, value: str, triggers: tuple[str, ...]) -> _ContextRule:
     """A keyword, then "number"/"for the bank" and "is"/":" (or a space), then the value."""
     pattern = re.compile(
         rf"(?:{words}){_QUALIFIER}{_FOR_WHAT}{_IS_OR_SPACE}{_NOT_PLACEHOLDER}(?P<value>{value})",
         re.IGNORECASE,
     )
-    return _ContextRule(kind, pattern)
+    return _ContextRule(kind, pattern, triggers)
 
 
 _ALNUM_ID = r"(?=[a-z]{0,12}\d)[a-z0-9]{5,18}\b"
 
 _CONTEXT_RULES: list[_ContextRule] = [
-    _context("pin", _PIN_WORDS + r"\b", _digits(4, 8)),
-    _context("security_code", _SECURITY_CODE_WORDS, _digits(3, 4)),
-    _context("access_code", _ACCESS_CODE_WORDS, _digits(3, 10) + r"|[a-z]?\d[a-z0-9]{2,9}\b"),
+    _context("pin", _PIN_WORDS + r"\b", _digits(4, 8), ("pin",)),
+    _context(
+        "security_code",
+        _SECURITY_CODE_WORDS,
+        _digits(3, 4),
+        ("cv", "csc", "verification", "security", "digit", "back"),
+    ),
+    _context(
+        "access_code",
+        _ACCESS_CODE_WORDS,
+        _digits(3, 10) + r"|[a-z]?\d[a-z0-9]{2,9}\b",
+        ("code",),
+    ),
     _context(
         "card_number",
         r"\b(?:(?:credit|debit|bank|payment)\s+)?card\s+(?:number|no\.?|num|details)",
         _digits(12, 19),
+        ("card",),
     ),
-    _context("bank_account", r"\bsort\s*code", r"\d{2}[ -]?\d{2}[ -]?\d{2}(?!\d)"),
+    _context("bank_account", r"\bsort\s*code", r"\d{2}[ -]?\d{2}[ -]?\d{2}(?!\d)", ("sort",)),
     _context(
         "bank_account",
         r"\b(?:bank\s+)?(?:account|acct|a/c)(?:\s+(?:number|no\.?|num|#))?",
         _digits(6, 17),
+        ("acc", "a/c"),
     ),
-    _context("bank_account", r"\b(?:routing|aba)(?:\s+(?:number|no\.?))?", r"\d{9}(?!\d)"),
+    _context(
+        "bank_account",
+        r"\b(?:routing|aba)(?:\s+(?:number|no\.?))?",
+        r"\d{9}(?!\d)",
+        ("routing", "aba"),
+    ),
     _context(
         "national_insurance",
         r"\b(?:national\s+insurance|ni|nino)(?:\s+(?:number|no\.?))?(?=\s|:|=|'s)",
         r"[a-z]{2}\s?\d{2}\s?\d{2}\s?\d{2}(?:\s?[a-d])?\b",
+        ("insurance", "ni"),
     ),
     _context(
         "ssn",
         r"\b(?:social\s+security|ssn|social\s+insurance)(?:\s+(?:number|no\.?))?",
         r"(?<!\d)\d{3}[ -]?\d{2}[ -]?\d{4}(?!\d)",
+        ("social", "ssn"),
     ),
     _context(
         "nhs_number",
         r"\b(?:nhs|chi|health(?:\s+service)?(?:\s+and\s+care)?|h&c)(?:\s+(?:number|no\.?))?",
         r"(?<!\d)\d{3}[ -]?\d{3}[ -]?\d{4}(?!\d)",
+        ("nhs", "chi", "health", "h&c"),
     ),
     _context(
         "passport",
         r"\bpassport(?:\s+(?:number|no\.?|num|#))?",
         r"\d(?:\s?\d){5,9}(?!\d)|" + _ALNUM_ID,
+        ("passport",),
     ),
     _context(
         "driving_licence",
         r"\b(?:driving|driver'?s?)\s+licen[cs]e(?:\s+(?:number|no\.?|num|#))?",
         _ALNUM_ID,
+        ("licen",),
     ),
 ]
 
@@ -350,6 +377,9 @@ class _Redactor:
             self.kinds.add(kind)
 
     def passwords(self) -> None:
+        lowered = self.text.lower()
+        if not any(stem in lowered for stem in _PASSWORD_STEMS):
+            return
         spans = []
         for match in _PASSWORD_RULE.finditer(self.text):
             value = _password_value(match)
@@ -358,7 +388,10 @@ class _Redactor:
         self.replace(spans)
 
     def in_context(self) -> None:
+        lowered = self.text.lower()
         for rule in _CONTEXT_RULES:
+            if not any(trigger in lowered for trigger in rule.triggers):
+                continue
             spans = [
                 (*match.span("value"), rule.kind) for match in rule.pattern.finditer(self.text)
             ]
@@ -392,7 +425,11 @@ class _Redactor:
     def cards(self) -> None:
         spans = []
         for match in _DIGIT_RUN.finditer(self.text):
-            for start, end in _card_spans(match.group()):
+            run = match.group()
+            # Most runs (years, phone numbers) are too short to hold a card: skip them cheaply.
+            if len(run) < CARD_MIN_DIGITS or sum(c.isdigit() for c in run) < CARD_MIN_DIGITS:
+                continue
+            for start, end in _card_spans(run):
                 spans.append((match.start() + start, match.start() + end, "card_number"))
         self.replace(spans)
 
@@ -427,7 +464,6 @@ class _Redactor:
 # Every rule but the password rule needs a digit in its value; most talk has neither, and
 # these two plain checks are ten times cheaper than the rules.
 _DIGIT = re.compile(r"\d")
-_PASSWORD_STEMS = ("pass", "pwd", "memorable", "secret")
 
 
 def _worth_a_look(text: str) -> bool:
