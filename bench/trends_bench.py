@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "data" / "bench"
 PG_SERVER = "postgres://postgres@127.0.0.1:5432/test"
-PG_NAME = "clara_trends_bench"
+PG_NAME = "clara_trends_bench"  # the default; --pg-database names another
 DATA_VERSION = 1
 SEED = 20261122
 SPAN_DAYS = 60
@@ -97,7 +97,7 @@ def person_rows(index: int, per_person: int, now: datetime, rng: random.Random) 
         rows["sessions"].append((sid, pid, start, at, ended, "ended", 2 * count, False, False))
     context = {"timezone": ZONES[index % len(ZONES)], "preferredName": f"P{index}"}
     last = max(s[3] for s in rows["sessions"])
-    rows["people"] = [(pid, f"Person {index:04d}", start, last, context, "active")]
+    rows["people"] = [(pid, f"Person {index:04d}", start, last, context, "active", True)]
     return rows
 
 
@@ -106,7 +106,10 @@ def columns() -> dict:
     from memory import models as m
 
     spec = {
-        "people": (m.Person, "id display_name created_at last_active_at caregiver_context status"),
+        "people": (
+            m.Person,
+            "id display_name created_at last_active_at caregiver_context status memory_enabled",
+        ),
         "sessions": (
             m.Session,
             "id person_id created_at last_activity_at ended_at status message_count "
@@ -245,9 +248,10 @@ def rebuild_database(vendor: str, url: str) -> None:
         return
     import psycopg
 
+    name = url.rsplit("/", 1)[1]
     with psycopg.connect(PG_SERVER, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {PG_NAME}")
-        conn.execute(f"CREATE DATABASE {PG_NAME}")
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
 
 
 def timed_loop(func) -> dict:
@@ -323,11 +327,14 @@ def database_url(vendor: str, args) -> str:
         return f"sqlite:///{BENCH_DIR / f'trends-{args.people}-{args.emotions}.sqlite3'}"
     import psycopg
 
+    name = args.pg_database
+    if not name.isidentifier():
+        raise SystemExit(f"--pg-database must be a plain name, got {name!r}")
     with psycopg.connect(PG_SERVER, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [PG_NAME]).fetchone()
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            conn.execute(f"CREATE DATABASE {PG_NAME}")
-    return PG_SERVER.rsplit("/", 1)[0] + f"/{PG_NAME}"
+            conn.execute(f"CREATE DATABASE {name}")
+    return PG_SERVER.rsplit("/", 1)[0] + f"/{name}"
 
 
 def main() -> int:
@@ -336,6 +343,7 @@ def main() -> int:
     parser.add_argument("--emotions", type=int, default=1_000_000)
     parser.add_argument("--people", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="50k emotions, 100 people")
+    parser.add_argument("--pg-database", default=PG_NAME, help="PostgreSQL database to use")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-url", help=argparse.SUPPRESS)
     parser.add_argument("--child-out", help=argparse.SUPPRESS)

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import transaction
-from django.db.models import Avg, Count, F, OuterRef, Q, Subquery, Sum
+from django.db.models import Avg, BigIntegerField, Count, F, Func, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import ExtractHour
 from django.utils import timezone
 
@@ -38,6 +38,24 @@ WEEKS = 4
 MORNING = (6, 12)
 EVENING = (18, 24)
 TOP_QUESTION_TYPES = 5
+# Scores are summed as whole billionths, i.e. exactly. Float addition depends on the order the
+# database happens to read rows in, and an average that lands on a rounding tie (common: the
+# mean of two 3-decimal scores is one) would then round either way from one run, plan or
+# path (per person, batch) to the next. Billionths keep every digit a score can carry.
+SCORE_SCALE = 1_000_000_000
+
+
+class ScaledScore(Func):
+    """A distress score as whole billionths (an integer), so that SUM is exact."""
+
+    template = f"CAST(ROUND((%(expressions)s) * {SCORE_SCALE:d}) AS BIGINT)"
+    output_field = BigIntegerField()
+
+
+def score_mean(total: object, count: int) -> float | None:
+    """The mean score from a sum of ScaledScore and a count (None when there is nothing)."""
+    # int(): PostgreSQL returns SUM(bigint) as numeric (Decimal). int / int is exact-rounded.
+    return int(total) / (SCORE_SCALE * count) if count else None
 
 
 def person_zone(person: Person) -> ZoneInfo:
@@ -65,7 +83,8 @@ def _recent_sessions(
     # idx_sessions_person_created
     return list(
         Session.objects.filter(person_id=person_id, created_at__lt=before, message_count__gt=0)
-        .order_by("-created_at")
+        # The id breaks ties, so the batch path (trends_batch) picks the very same sessions.
+        .order_by("-created_at", "-id")
         .values_list("id", "created_at")[:limit]
     )
 
@@ -163,15 +182,20 @@ def _time_of_day(*, session_ids, since, until, hour: LocalHour) -> dict:
         DetectedEmotion.objects.filter(**_in_window(session_ids, since, until))
         .annotate(hour=hour)
         .values("hour")
-        .annotate(total=Sum("distress_score"), readings=Count("id"))
+        .annotate(total=Sum(ScaledScore("distress_score")), readings=Count("id"))
         .order_by("hour")
     )
+    return time_of_day_shape(rows)
+
+
+def time_of_day_shape(rows: list[dict]) -> dict:
+    """Baseline, morning and evening from rows {hour, total, readings}: total a ScaledScore sum."""
 
     def average(first: int, last: int) -> tuple[float | None, int]:
         chosen = [row for row in rows if first <= row["hour"] < last]
         readings = sum(row["readings"] for row in chosen)
-        total = sum(row["total"] for row in chosen)
-        return (_round(total / readings) if readings else None), readings
+        total = sum(int(row["total"]) for row in chosen)
+        return _round(score_mean(total, readings)), readings
 
     baseline, readings = average(0, 24)
     morning, morning_readings = average(*MORNING)
@@ -186,24 +210,37 @@ def _time_of_day(*, session_ids, since, until, hour: LocalHour) -> dict:
     }
 
 
-def _weekly(*, person_id, day: date, until: datetime, zone: ZoneInfo) -> list[dict]:
-    # Week boundaries are computed in the person's zone (Mondays, like TruncWeek), so each
-    # week is a plain timestamp range: conditional aggregates over idx_emotions_user_time.
+def week_bounds(*, day: date, until: datetime, zone: ZoneInfo) -> tuple[list[date], list[datetime]]:
+    """The last WEEKS weeks up to `day` (Mondays, oldest first) and their WEEKS + 1 bounds.
+
+    Week boundaries are computed in the person's zone (Mondays, like TruncWeek), so each
+    week is a plain timestamp range; the last one ends at `until`.
+    """
     this_week = day - timedelta(days=day.weekday())
     weeks = [this_week - timedelta(weeks=back) for back in range(WEEKS - 1, -1, -1)]
-    bounds = [_day_start(week, zone) for week in weeks] + [until]
+    return weeks, [_day_start(week, zone) for week in weeks] + [until]
+
+
+def _weekly(*, person_id, day: date, until: datetime, zone: ZoneInfo) -> list[dict]:
+    # Conditional aggregates over idx_emotions_user_time, one per week.
+    weeks, bounds = week_bounds(day=day, until=until, zone=zone)
     aggregates = {}
     for index in range(WEEKS):
         in_week = Q(timestamp__gte=bounds[index], timestamp__lt=bounds[index + 1])
-        aggregates[f"avg_{index}"] = Avg("distress_score", filter=in_week)
+        aggregates[f"total_{index}"] = Sum(ScaledScore("distress_score"), filter=in_week)
         aggregates[f"readings_{index}"] = Count("id", filter=in_week)
     row = DetectedEmotion.objects.filter(
         person_id=person_id, timestamp__gte=bounds[0], timestamp__lt=until
     ).aggregate(**aggregates)
+    return weekly_shape(weeks, row)
+
+
+def weekly_shape(weeks: list[date], row: dict) -> list[dict]:
+    """The weekly list from one row {total_<i>, readings_<i>} (ScaledScore sum, count)."""
     return [
         {
             "week_start": week.isoformat(),
-            "avg": _round(row[f"avg_{index}"]),
+            "avg": _round(score_mean(row[f"total_{index}"], row[f"readings_{index}"])),
             "readings": row[f"readings_{index}"],
         }
         for index, week in enumerate(weeks)
@@ -220,6 +257,12 @@ def _questions(*, session_ids, since, until, hour: LocalHour) -> dict:
         .annotate(asked=Count("id"), repeats=Count("id", filter=Q(repeat_count__gt=0)))
         .order_by("question_type", "hour")
     )
+    return questions_shape(rows, sessions=len(session_ids))
+
+
+def questions_shape(rows: list[dict], *, sessions: int) -> dict:
+    """Top question types and repeats per session, from rows {question_type, hour, asked,
+    repeats}."""
     asked: dict[str, int] = {}
     repeats_by_type: dict[str, int] = {}
     repeats_by_hour: dict[int, int] = {}
@@ -229,7 +272,6 @@ def _questions(*, session_ids, since, until, hour: LocalHour) -> dict:
         if row["repeats"]:
             repeats_by_type[qtype] = repeats_by_type.get(qtype, 0) + row["repeats"]
             repeats_by_hour[row["hour"]] = repeats_by_hour.get(row["hour"], 0) + row["repeats"]
-    sessions = len(session_ids)
 
     def per_session(count: int) -> float | None:
         return _round(count / sessions) if sessions else None
@@ -284,10 +326,22 @@ def _narratives(*, session_ids, since, until) -> dict:
             measured=Count(
                 "id", filter=Q(message__sequence_number__lt=F("session__message_count"))
             ),
-            change=Avg(F("after") - F("before")),
+            # The mean change is change_total / changes: an exact sum, and the tellings that
+            # have a reading on both sides (COUNT of a difference skips NULLs).
+            change_total=Sum(ScaledScore(F("after")) - ScaledScore(F("before"))),
+            changes=Count(F("after") - F("before")),
         )
         .order_by("narrative_id", "category")
     )
+    return narratives_shape(rows)
+
+
+def narratives_shape(rows: list[dict]) -> dict:
+    """Story effects by category and by story, from rows {narrative_id, category, uses,
+    measured, change_total, changes} ordered by narrative_id then category (the database's
+    own order)."""
+    for row in rows:
+        row["change"] = score_mean(row["change_total"], row["changes"])
     categories: dict[str, list[float]] = {}
     for row in rows:  # one row per story told, a handful
         total = categories.setdefault(row["category"], [0, 0, 0.0])
@@ -326,23 +380,50 @@ def _narratives(*, session_ids, since, until) -> dict:
 def trends_data(*, person: Person, day: date) -> dict:
     """The trend figures for `person` as of the end of `day` in their time zone. Stores nothing."""
     zone = person_zone(person)
-    until = _day_start(day + timedelta(days=1), zone)
+    until = trends_until(day=day, zone=zone)
     sessions = _recent_sessions(person_id=person.id, before=until)
     session_ids = [session_id for session_id, _ in sessions]
     # The readings of these sessions start at the oldest one (a day's slack for dated uploads).
     since = sessions[-1][1] - timedelta(days=1) if sessions else until - timedelta(days=1)
     hour = LocalHour("timestamp", zone=zone, start=since, end=until)
     common = {"session_ids": session_ids, "since": since, "until": until}
+    return trends_assemble(
+        zone=zone,
+        until=until,
+        sessions_covered=len(session_ids),
+        time_of_day=_time_of_day(**common, hour=hour),
+        weekly=_weekly(person_id=person.id, day=day, until=until, zone=zone),
+        questions=_questions(**common, hour=hour),
+        narratives=_narratives(**common),
+    )
+
+
+def trends_assemble(
+    *,
+    zone: ZoneInfo,
+    until: datetime,
+    sessions_covered: int,
+    time_of_day: dict,
+    weekly: list[dict],
+    questions: dict,
+    narratives: dict,
+) -> dict:
+    """The stored JSON, keys in one order whichever path computed the parts."""
     return {
         "version": TRENDS_VERSION,
         "timezone": str(zone),
         "until": until.isoformat(),
-        "sessions_covered": len(session_ids),
-        **_time_of_day(**common, hour=hour),
-        "weekly": _weekly(person_id=person.id, day=day, until=until, zone=zone),
-        **_questions(**common, hour=hour),
-        "narrative_effectiveness": _narratives(**common),
+        "sessions_covered": sessions_covered,
+        **time_of_day,
+        "weekly": weekly,
+        **questions,
+        "narrative_effectiveness": narratives,
     }
+
+
+def trends_until(*, day: date, zone: ZoneInfo) -> datetime:
+    """The end of `day` in `zone`: trends for a day cover everything before it."""
+    return _day_start(day + timedelta(days=1), zone)
 
 
 def person_trends_compute(
