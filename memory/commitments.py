@@ -39,7 +39,9 @@ LIST_LIMIT = 200
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Where a plan's words stop: the end of the clause, or a word that starts another thought.
-_CLAUSE_END = re.compile(r"[,.!?;:()\"]|\s(?:but|because|cos|although|though|unless)\s", re.I)
+_CLAUSE_END = re.compile(
+    r"[,.!?;()\"]|:(?!\d)|\s(?:but|because|cos|although|though|unless)\s", re.I
+)
 _WHAT = r"(?P<what>[^.!?;]+)"
 
 # The person's plans: first person (or "we"), future.
@@ -59,10 +61,12 @@ _PLAN_PATTERNS = [
 # "I'll be fine", "we'll see").
 _NOT_PLANS = frozenset(
     """
-    be cry die fall faint scream shout lose miss forget sleep rest sit stay wait try see think
+    be cry die fall faint scream shout lose miss forget sleep rest sit stay wait try think
     manage cope feel need just never not probably tell let explode burst panic throw
     """.split()
 )
+# "I'll see Ann" is a plan; "I'll see what happens" is not.
+_SEE_NOT_A_PLAN = frozenset("what how if about whether".split())
 # After "going to", a place rather than a verb: "I'm going to the shops" is "go to the shops".
 _PLACE_STARTS = frozenset(
     """
@@ -162,6 +166,8 @@ def _plan_text(what: str, *, place_may_follow: bool) -> str | None:
         if first[:-3] in _NOT_PLANS:
             return None
     elif first in _NOT_PLANS:
+        return None
+    if first == "see" and len(words) > 1 and words[1].lower() in _SEE_NOT_A_PLAN:
         return None
     if len(words) < 2:
         return None  # "I'll try", "we'll see": nothing to follow up
@@ -272,29 +278,31 @@ def extract(
         if not sentence or sentence.endswith("?"):
             continue
         lowered = sentence.lower()
+        # (the commitment's words, the sentence up to and including them)
+        candidates: list[tuple[str | None, str]] = []
         if role == ChatMessage.Role.USER:
-            kind, candidates = Commitment.Kind.PLAN, []
+            kind = Commitment.Kind.PLAN
             for pattern, place_may_follow in _PLAN_PATTERNS:
-                candidates += [
-                    _plan_text(
+                for m in pattern.finditer(lowered):
+                    words = _plan_text(
                         sentence[m.start("what") : m.end("what")],
                         place_may_follow=place_may_follow,
                     )
-                    for m in pattern.finditer(lowered)
-                ]
+                    candidates.append((words, f"{sentence[: m.start('what')]} {words}"))
         else:
             kind = Commitment.Kind.PROMISE
-            candidates = [
-                _promise_text(sentence[m.start("what") : m.end("what")])
-                for m in _PROMISE.finditer(lowered)
-            ]
-        for words in candidates:
+            for m in _PROMISE.finditer(lowered):
+                words = _promise_text(sentence[m.start("what") : m.end("what")])
+                candidates.append((words, f"{sentence[: m.start('what')]} {words}"))
+        for words, said in candidates:
             if not words:
                 continue
             readable = _third_person(words, pronoun=pronoun, speaker=role, companion=companion)
             key = (kind, readable.lower())
             if key not in found:
-                when = due_at(sentence, said_at=said_at, zone=zone)
+                # The due time comes from what led up to the commitment and its own clause,
+                # not from a later one ("I'll write to Peter, but not today").
+                when = due_at(said, said_at=said_at, zone=zone)
                 found[key] = Found(kind=kind, text=readable[:500], due_at=when)
     return list(found.values())
 
