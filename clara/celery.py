@@ -32,10 +32,18 @@ app.conf.beat_schedule = {
         "schedule": crontab(minute="*"),
     },
     # 30 2 * * *  Each active person's trends for the day, then their trend alerts; fans out
-    # into one task per person. Early morning UTC, after most people's evenings.
+    # into one task per batch of people (memory.trends_batch.BATCH_SIZE), as a batch costs far
+    # less than its people one by one. Early morning UTC, after most people's evenings.
     "compute-all-trends": {
         "task": "memory.tasks.compute_all_trends",
         "schedule": crontab(minute=30, hour=2),
+    },
+    # * * * * *  SQLite only (a no-op on PostgreSQL): PRAGMA wal_checkpoint(PASSIVE), so that
+    # under steady writes, with some reader always open, the WAL is copied back and reused
+    # instead of growing without bound. It never waits for anyone, so every minute is safe.
+    "checkpoint-sqlite-wal": {
+        "task": "memory.tasks.checkpoint_sqlite_wal",
+        "schedule": crontab(minute="*"),
     },
     # */5 * * * *  Proactive check-ins: each person whose check-in time has passed today (their
     # time zone) gets one decision per slot, sent or suppressed; fans out one task per person.

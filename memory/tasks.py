@@ -85,14 +85,57 @@ def compute_person_trends(person_id: str) -> None:
 
 
 @shared_task(**RETRY_ON_DATABASE_ERRORS)
-def compute_all_trends() -> int:
-    """Fan out: one compute_person_trends per person active in the last 30 days."""
-    from memory import trends
+def compute_trends_batch(person_ids: list[str]) -> int:
+    """Today's trends rows for a batch of people at once, then each one's trend alerts.
 
-    people = trends.people_due_for_trends()
-    for person_id in people:
-        compute_person_trends.delay(str(person_id))
+    Returns how many of them exist (unknown ids are skipped). Running it again rewrites no
+    unchanged row and raises no alert twice.
+    """
+    from memory import alerts, trends_batch
+
+    computed = trends_batch.people_trends_compute(
+        person_ids=[uuid.UUID(person_id) for person_id in person_ids]
+    )
+    for person_id in computed:
+        alerts.alerts_from_trends(person_id=person_id)
+    return len(computed)
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def compute_all_trends() -> int:
+    """Fan out: one compute_trends_batch per BATCH_SIZE people active in the last 30 days.
+
+    Batches, not one task per person: a batch costs five grouped queries, where a person on
+    their own costs about eight (the 1,000-people benchmark in docs/benchmarks.md). Returns
+    how many people were enqueued.
+    """
+    from memory import trends, trends_batch
+
+    people = [str(person_id) for person_id in trends.people_due_for_trends()]
+    size = trends_batch.BATCH_SIZE
+    for start in range(0, len(people), size):
+        compute_trends_batch.delay(people[start : start + size])
     return len(people)
+
+
+@shared_task
+def checkpoint_sqlite_wal() -> dict[str, int] | None:
+    """SQLite only: copy what the write-ahead log holds back into the database file.
+
+    PASSIVE never waits for readers or writers, so it cannot hold up a request; frames a
+    reader still needs stay for the next run. Without it, a WAL that always has a reader
+    somewhere never gets reset and grows with every write. Returns SQLite's counts (busy,
+    frames in the log, frames checkpointed); None on PostgreSQL, where there is nothing to do.
+    Not retried: the beat runs it again a minute later anyway.
+    """
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        busy, log, checkpointed = cursor.fetchone()
+    return {"busy": busy, "log": log, "checkpointed": checkpointed}
 
 
 # --- Check-ins and commitments (memory/checkins.py, memory/commitments.py) --------------------
