@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -57,13 +58,12 @@ def _command(*args: str) -> list[str]:
 
 @pytest.fixture
 def conversation(db):
-    """A person in a session, and a live key. Closes the test thread's connection afterwards."""
+    """A person in a session, and a live key."""
     session, _ = services.session_resolve(
         session_id=uuid.uuid4(), user_id=uuid.uuid4(), display_name="Nana"
     )
     _, raw_key = services.api_key_create(name="mcp test")
-    yield {"person_id": str(session.person_id), "session_id": str(session.id), "key": raw_key}
-    connection.close()
+    return {"person_id": str(session.person_id), "session_id": str(session.id), "key": raw_key}
 
 
 def _body(result) -> dict:
@@ -174,25 +174,16 @@ def _check_stored_and_context(api, conversation: dict, context: dict) -> None:
 # --- stdio -----------------------------------------------------------------------------------
 
 
-def test_stdio_refuses_to_start_without_a_live_key(tmp_path):
-    # Both refusals at once: each is a Django start-up, and the machine has two cores.
-    runs = {
-        key: subprocess.Popen(
-            _command("--transport", "stdio"),
-            cwd=ROOT,
-            env=_server_env(tmp_path, **({"CLARA_API_KEY": key} if key else {})),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for key in ("", "clara_nothere_notakey")
-    }
-    for key, process in runs.items():
-        stdout, stderr = process.communicate(timeout=TIMEOUT)
-        assert process.returncode != 0, key
-        assert "CLARA_API_KEY is not set" in stderr if not key else "not a live API key" in stderr
-        assert stdout == ""  # stdout is the protocol's channel: nothing there
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [("", "CLARA_API_KEY is not set"), ("clara_nothere_notakey", "not a live API key")],
+)
+@pytest.mark.django_db  # no server process: roll back rather than flush
+def test_stdio_refuses_to_start_without_a_live_key(monkeypatch, key, why):
+    # In process: the refusal comes before the server would take over stdin and stdout.
+    monkeypatch.setenv("CLARA_API_KEY", key)
+    with pytest.raises(CommandError, match=why):
+        call_command("mcp_server", "--transport", "stdio")
 
 
 def test_stdio_tools_end_to_end(conversation, tmp_path, api):
@@ -349,8 +340,10 @@ def test_http_rejects_requests_without_a_live_key(conversation, http_server):
 
 
 # --- authorization and budget, in process -------------------------------------------------------
+# No server process reads these tests' data, so they roll back instead of flushing the database.
 
 
+@pytest.mark.django_db
 def test_a_tool_call_counts_against_the_keys_rate_limit(conversation, settings):
     settings.CLARA_API_RATE_LIMIT_PER_MINUTE = 2
     prefix = conversation["key"].split("_")[1]
@@ -361,6 +354,7 @@ def test_a_tool_call_counts_against_the_keys_rate_limit(conversation, settings):
         mcp_server.run_tool("search_memory", arguments, key_prefix=prefix, raw_key=None)
 
 
+@pytest.mark.django_db
 def test_a_call_without_a_key_is_refused(conversation):
     arguments = {"person_id": conversation["person_id"], "query": "tea"}
     for key_prefix, raw_key in [(None, None), (None, "clara_nothere_notakey")]:
@@ -369,6 +363,7 @@ def test_a_call_without_a_key_is_refused(conversation):
         assert refused.value.code == "unauthorized"
 
 
+@pytest.mark.django_db
 def test_a_public_http_server_accepts_only_the_allowed_hosts(settings):
     settings.ALLOWED_HOSTS = ["memory.example.org"]
     checks = mcp_server.transport_security("0.0.0.0")
