@@ -139,7 +139,8 @@ def timeline_figure(timeline: Timeline, *, name: str) -> go.Figure:
                 "layer": "below",
             }
         )
-    title = f"How upset {name} was at each message, last {timeline.days} days"
+    each = "in each conversation (average)" if timeline.per_conversation else "at each message"
+    title = f"How upset {name} was {each}, last {timeline.days} days"
     if band is not None:
         title += " (grey band: usual range)"
     return go.Figure(

@@ -23,6 +23,7 @@ from memory.models import (
     Alert,
     ChatMessage,
     DetectedEmotion,
+    Emotion,
     Narrative,
     Person,
     PersonTrend,
@@ -32,6 +33,8 @@ from memory.models import (
 )
 
 TIMELINE_DAYS = 30
+# Longer timelines show one mark per conversation instead of one per message.
+PER_MESSAGE_DAYS = 30
 HEATMAP_DAYS = 90
 WEEKS_SHOWN = 12
 REPETITION_DAYS = 30
@@ -214,6 +217,7 @@ class Timeline:
     baseline: float | None
     spread: float | None
     escalations: list[tuple[datetime, str | None]]
+    per_conversation: bool = False
 
     @property
     def band(self) -> tuple[float, float] | None:
@@ -224,7 +228,8 @@ class Timeline:
 
 
 def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS) -> Timeline:
-    """Every reading of the last `days` days, the usual level (baseline) and its spread.
+    """Every reading of the last `days` days (one per conversation beyond 30 days), the usual
+    level (baseline) and its spread.
 
     The baseline is the nightly trends' (the last 30 conversations); the spread is the standard
     deviation of the readings shown, so the band is "their usual range". Three queries.
@@ -234,11 +239,25 @@ def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS
     window = DetectedEmotion.objects.filter(
         person_id=person.id, timestamp__gte=since, timestamp__lte=now
     )  # idx_emotions_user_time
-    points = [
-        (at.astimezone(zone), distress, emotion, session_id)
-        for at, distress, emotion, session_id in window.order_by("timestamp").values_list(
+    per_conversation = days > PER_MESSAGE_DAYS
+    if per_conversation:
+        # A season at a glance: one mark per conversation (its average and main feeling).
+        rows = (
+            Session.objects.filter(
+                person_id=person.id, created_at__gte=since, created_at__lte=now
+            )  # idx_sessions_person_created
+            .annotate(average=Avg("emotions__distress_score"))
+            .filter(average__isnull=False)
+            .order_by("created_at")
+            .values_list("created_at", "average", "dominant_emotion", "id")
+        )
+    else:
+        rows = window.order_by("timestamp").values_list(
             "timestamp", "distress_score", "emotion", "session_id"
         )
+    points = [
+        (at.astimezone(zone), distress, emotion or Emotion.NEUTRAL, session_id)
+        for at, distress, emotion, session_id in rows
     ]
     stats = window.aggregate(
         mean=Avg("distress_score"),
@@ -268,6 +287,7 @@ def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS
     return Timeline(
         zone=str(zone),
         days=days,
+        per_conversation=per_conversation,
         points=points,
         baseline=baseline,
         spread=spread,

@@ -148,3 +148,13 @@ def test_sessions_page_newest_first_with_more(peggy):
     second, more = selectors.sessions_page(person=peggy, page=2, per_page=2)
     assert [row.started.day for row in second] == [10] and not more
     assert first[0].started.tzinfo.key == "America/New_York"
+
+
+def test_a_long_timeline_has_one_mark_per_conversation(peggy):
+    converse(peggy, utc(2026, 1, 10, 15), [("Hi", 0.2, "calm"), ("Where am I?", 0.6, "anxious")])
+    converse(peggy, utc(2026, 1, 11, 15), [("Hello", 0.1, "calm")])
+    short = selectors.emotion_timeline(person=peggy, now=utc(2026, 1, 13), days=30)
+    long = selectors.emotion_timeline(person=peggy, now=utc(2026, 1, 13), days=90)
+    assert [round(p[1], 2) for p in short.points] == [0.2, 0.6, 0.1]
+    assert [round(p[1], 2) for p in long.points] == [0.4, 0.1]
+    assert long.per_conversation and not short.per_conversation

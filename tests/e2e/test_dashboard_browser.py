@@ -123,3 +123,53 @@ def test_read_a_conversation_with_its_escalation(browser, live_server, alice, pe
     assert "Needed a person: may have fallen" in page.locator("#transcript").inner_text()
     shoot(page, "conversation", full_page=True)
     page.close()
+
+
+def test_edit_the_profile_through_htmx(browser, live_server, alice, peggy, shoot):
+    page = log_in(browser, live_server, viewport=PHONE)
+    page.goto(f"{live_server.url}/people/{peggy.id}/profile/")
+    section = page.locator("#profile-answers")
+    section.locator("text=Change").click()
+    # The form replaces the section in place: same URL, no page load.
+    field = page.locator("#id_answer_location")
+    field.wait_for()
+    assert page.url.endswith("/profile/")
+    field.fill("You live at Rosewood House, Peggy, and you are safe here.")
+    shoot(page, "profile-edit-phone")
+    page.locator("#profile-answers button.primary").click()
+    page.wait_for_selector("#profile-answers >> text=You live at Rosewood House")
+    peggy.refresh_from_db()
+    assert peggy.caregiver_context["agreedAnswers"] == {
+        "location": "You live at Rosewood House, Peggy, and you are safe here."
+    }
+    page.locator("#profile-people summary").click()
+    page.fill("#id_person_name", "Sarah")
+    page.fill("#id_relation", "daughter")
+    page.locator("#profile-people button.primary").click()
+    page.wait_for_selector("#profile-people >> text=Sarah is Peggy's daughter.")
+    assert page.errors == []
+    page.close()
+
+
+def test_review_what_clara_remembers(browser, live_server, alice, peggy, shoot):
+    from memory import store
+
+    store.memory_upsert(
+        namespace=store.person_namespace(peggy.id, "preference"),
+        content="Peggy loves roses, especially the red ones.",
+        type="preference",
+        source="conversation_extraction",
+        embed=False,
+    )
+    page = log_in(browser, live_server)
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{live_server.url}/people/{peggy.id}/memories/")
+    item = page.locator("li.memory").first
+    assert "Not confirmed" in item.inner_text()
+    shoot(page, "memories")
+    item.locator("text=That's right").click()
+    page.wait_for_selector("li.memory >> text=Confirmed")
+    page.locator("li.memory button.danger").click()
+    page.wait_for_selector("li.memory", state="detached")
+    assert page.errors == []
+    page.close()
