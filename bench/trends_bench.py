@@ -4,14 +4,22 @@
     .venv/bin/python bench/trends_bench.py                        # 1M emotions, 1,000 people
     .venv/bin/python bench/trends_bench.py --quick                # 50k emotions, 100 people
     .venv/bin/python bench/trends_bench.py --backends sqlite --emotions 200000 --people 300
+    .venv/bin/python bench/trends_bench.py --pg-database bench_trends_mine --repeat 5
 
 Settings read DATABASE_URL at import, so each backend runs in a child process. The child builds
 (or reuses, keyed by DATA_VERSION and the sizes) a database: people with sessions spread over
 the last 60 days, one user message (odd sequence numbers) plus its emotion and repetition rows
 per reading, and Clara's message (even numbers) only where it told a story (narrative_usage).
 Loading is raw: executemany on SQLite (data/bench/trends-*.sqlite3), COPY on PostgreSQL (the
-dedicated database clara_trends_bench). It then times the job's loop: people_due_for_trends()
-and person_trends_compute for each person (cold, then warm), then alerts_from_trends for each.
+database --pg-database, default clara_trends_bench). It then times, on one process:
+- the job as the worker runs it, --repeat times: people_due_for_trends() and
+  trends_batch.people_trends_compute per BATCH_SIZE people, cold (every row inserted) then
+  warm (nothing changed, nothing written);
+- for comparison, the old loop of person_trends_compute per person, cold then warm, and a
+  batch run after it that must find every row unchanged (skip with --no-per-person);
+- alerts_from_trends for each person.
+Each timing has wall seconds, and CPU seconds of this process and of its PostgreSQL backend, so
+that a run on a busy machine can be told apart from a slow one.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import math
 import os
 import random
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -138,9 +147,14 @@ def columns() -> dict:
     out = {}
     for kind, (model, names) in spec.items():
         fields = {f.attname: f for f in model._meta.concrete_fields}
-        missing = [a for a, f in fields.items() if not f.null and a not in names.split()]
+        # NOT NULL columns the rows leave out get their model default (columns added later,
+        # such as Person.persona); one without a default must be filled above.
+        left = [a for a, f in fields.items() if not f.null and a not in names.split()]
+        missing = [a for a in left if not fields[a].has_default()]
         assert not missing, f"{model._meta.db_table}: fill {missing}"
-        out[kind] = (model._meta.db_table, [fields[a].column for a in names.split()])
+        defaults = tuple(fields[a].get_default() for a in left)
+        columns_ = [fields[a].column for a in names.split() + left]
+        out[kind] = (model._meta.db_table, columns_, defaults)
     return out
 
 
@@ -196,7 +210,8 @@ def _load(args, now, vendor, raw, cols, counts, rng) -> None:
         extra = 1 if index < args.emotions % args.people else 0
         rows = person_rows(index, per_person + extra, now, rng)
         for kind in ORDER:
-            table, names = cols[kind]
+            table, names, defaults = cols[kind]
+            rows[kind] = [(*row, *defaults) for row in rows[kind]]
             counts[kind] += len(rows[kind])
             if vendor == "sqlite":
                 sql = (
@@ -254,14 +269,45 @@ def rebuild_database(vendor: str, url: str) -> None:
         conn.execute(f"CREATE DATABASE {name}")
 
 
+def server_cpu() -> float | None:
+    """CPU seconds used so far by this connection's PostgreSQL backend (same machine), else None.
+
+    SQLite runs inside this process, so process CPU already counts it.
+    """
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timed_loop(func) -> dict:
-    per, started = [], time.perf_counter()
+    """Time each call `func` yields: wall total and per-call p50/p99, and CPU seconds spent
+    by this process (client; SQLite too) and by the PostgreSQL backend (server)."""
+    per, server = [], server_cpu()
+    started, cpu = time.perf_counter(), time.process_time()
     for call in func():
         began = time.perf_counter()
         call()
         per.append((time.perf_counter() - began) * 1000)
-    total = time.perf_counter() - started
-    return {"s": round(total, 2), "p50": percentile(per, 50), "p99": percentile(per, 99)}
+    total, cpu = time.perf_counter() - started, time.process_time() - cpu
+    server = None if server is None else server_cpu() - server
+    return {
+        "s": round(total, 2),
+        "p50": percentile(per, 50),
+        "p99": percentile(per, 99),
+        "calls": len(per),
+        "cpu": round(cpu, 2),
+        "server_cpu": None if server is None else round(server, 2),
+        "load": loadavg().split()[0],
+    }
 
 
 def run_child(args) -> None:
@@ -280,18 +326,25 @@ def run_child(args) -> None:
     import django
 
     django.setup()
-    from memory import alerts, trends
+    from memory import alerts, trends, trends_batch
     from memory.models import Alert, PersonTrend
 
     if vendor == "sqlite" and sqlite_stale(args, url):
         rebuild_database(vendor, url)
     now, load = prepare(args, vendor, url)
-    PersonTrend.objects.all().delete()
     Alert.objects.all().delete()
     day = now.date()
-    result = {"backend": vendor, "load": load, "load_before": loadavg()}
+    result = {"backend": vendor, "load": load, "load_before": loadavg(), "runs": []}
 
-    def trends_job():
+    def batch_job():
+        # What compute_all_trends and its compute_trends_batch tasks do, on one worker.
+        due = trends.people_due_for_trends(now=now)
+        for start in range(0, len(due), trends_batch.BATCH_SIZE):
+            chunk = due[start : start + trends_batch.BATCH_SIZE]
+            yield lambda c=chunk: trends_batch.people_trends_compute(person_ids=c, day=day, now=now)
+
+    def per_person_job():
+        # The job before batches: one person_trends_compute per person.
         for person_id in trends.people_due_for_trends(now=now):
             yield lambda p=person_id: trends.person_trends_compute(person_id=p, day=day, now=now)
 
@@ -299,10 +352,27 @@ def run_child(args) -> None:
         for person_id in trends.people_due_for_trends(now=now):
             yield lambda p=person_id: alerts.alerts_from_trends(person_id=p, now=now)
 
+    def run(label: str, job, *, cold: bool) -> None:
+        if cold:  # every row is inserted; warm runs find them unchanged and write nothing
+            PersonTrend.objects.all().delete()
+        timing = {"label": label, **timed_loop(job)}
+        result["runs"].append(timing)
+        log(f"{vendor} {label}: {timing}")
+
     result["people_due"] = len(trends.people_due_for_trends(now=now))
-    for label, job in (("cold", trends_job), ("warm", trends_job), ("alerts", alerts_job)):
-        result[label] = timed_loop(job)
-        log(f"{vendor} {label}: {result[label]}")
+    for _ in range(args.repeat):
+        run("batch, cold", batch_job, cold=True)
+        run("batch, warm", batch_job, cold=False)
+    if args.per_person:
+        run("per person, cold", per_person_job, cold=True)
+        run("per person, warm", per_person_job, cold=False)
+    # Both paths store the same data: the per-person rows are left for the batch to check.
+    if args.per_person:
+        before = dict(PersonTrend.objects.values_list("person_id", "data"))
+        run("batch, after per person", batch_job, cold=False)
+        after = dict(PersonTrend.objects.values_list("person_id", "data"))
+        result["paths_agree"] = before == after
+    run("alerts only", alerts_job, cold=False)
     result["alerts_raised"] = Alert.objects.count()
     result["load_after"] = loadavg()
     Path(args.child_out).write_text(json.dumps(result))
@@ -344,6 +414,13 @@ def main() -> int:
     parser.add_argument("--people", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="50k emotions, 100 people")
     parser.add_argument("--pg-database", default=PG_NAME, help="PostgreSQL database to use")
+    parser.add_argument("--repeat", type=int, default=3, help="batch runs (cold + warm) to time")
+    parser.add_argument(
+        "--no-per-person",
+        dest="per_person",
+        action="store_false",
+        help="skip timing the old per-person loop (for comparison)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-url", help=argparse.SUPPRESS)
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
@@ -361,25 +438,41 @@ def main() -> int:
         argv = [sys.executable, __file__, "--child", vendor, "--child-url"]
         argv += [database_url(vendor, args), "--child-out", str(out)]
         argv += ["--emotions", str(args.emotions), "--people", str(args.people)]
+        argv += ["--repeat", str(args.repeat)] + ([] if args.per_person else ["--no-per-person"])
         if subprocess.run(argv, cwd=ROOT, check=False).returncode or not out.exists():
             log(f"{vendor}: child failed")
             continue
         results.append(json.loads(out.read_text()))
     print(f"\n{args.people:,} people, {args.emotions:,} emotions; {os.cpu_count()} CPUs\n")
-    print("| Backend | Run | Total s | ms/person p50 | ms/person p99 | Target ≤ 10 s | Load avg |")
-    print("|---|---|---:|---:|---:|---|---|")
+    print(
+        "| Backend | Run | Total s, median (min–max) | Runs | CPU s client + server "
+        "| ms per call p50 | Target ≤ 10 s | Load avg (1 min) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---|---|")
     for r in results:
-        for label in ("cold", "warm", "alerts"):
-            t = r[label]
-            verdict = "—" if label == "alerts" else ("met" if t["s"] <= TARGET_S else "missed")
-            name = {"cold": "trends, cold", "warm": "trends, warm", "alerts": "alerts only"}
-            row = [r["backend"], name[label], f"{t['s']:.2f}", f"{t['p50']:.1f}"]
-            row += [f"{t['p99']:.1f}", verdict, f"{r['load_before']} → {r['load_after']}"]
+        labels = list(dict.fromkeys(run["label"] for run in r["runs"]))
+        for label in labels:
+            runs = [run for run in r["runs"] if run["label"] == label]
+            totals = sorted(run["s"] for run in runs)
+            median = statistics.median(totals)
+            spread = f" ({totals[0]:.2f}–{totals[-1]:.2f})" if len(totals) > 1 else ""
+            cpu = statistics.median(run["cpu"] for run in runs)
+            server = [run["server_cpu"] for run in runs if run["server_cpu"] is not None]
+            cpu_text = f"{cpu:.1f}" + (f" + {statistics.median(server):.1f}" if server else "")
+            p50 = statistics.median(run["p50"] for run in runs)
+            verdict = (
+                "—" if label.startswith("alerts") else ("met" if median <= TARGET_S else "missed")
+            )
+            loads = ", ".join(run["load"] for run in runs)
+            row = [r["backend"], label, f"{median:.2f}{spread}", str(len(runs)), cpu_text]
+            row += [f"{p50:.1f}", verdict, loads]
             print("| " + " | ".join(row) + " |")
     for r in results:
+        agree = r.get("paths_agree")
         print(
             f"\n{r['backend']}: {r['people_due']} people due, {r['alerts_raised']} alerts, "
             f"load {r['load'] or 'reused'}"
+            + ("" if agree is None else f"; per-person and batch rows identical: {agree}")
         )
     return 0 if len(results) == len(args.backends.split(",")) else 1
 
