@@ -20,6 +20,7 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py replay_recovery_log
 	$(PY) manage.py load_demo --if-empty
+	$(PY) manage.py create_demo_caregivers
 	$(PY) manage.py compute_trends
 	$(PY) manage.py create_api_key "make run"
 	@# Web, worker and scheduler together (Procfile.dev); Ctrl-C stops all three, and so does one

@@ -1,0 +1,49 @@
+"""create_demo_caregivers: the demo logins `make run` prints."""
+
+import io
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import CommandError, call_command
+from django.test import RequestFactory
+
+from dashboard.models import CareTeamMembership
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> str:
+    out = io.StringIO()
+    call_command("create_demo_caregivers", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_demo_is_admin_of_everyone_and_family_may_not_read_conversations(person, other_person):
+    output = run("--force", "--password", "pw-for-the-demo")
+    assert "demo / pw-for-the-demo" in output and "family / pw-for-the-demo" in output
+    demo = CareTeamMembership.objects.filter(user__username="demo")
+    family = CareTeamMembership.objects.filter(user__username="family")
+    assert {(m.person_id, m.role, m.can_see_transcripts) for m in demo} == {
+        (person.id, "admin", True),
+        (other_person.id, "admin", True),
+    }
+    assert {(m.role, m.can_see_transcripts) for m in family} == {("family", False)}
+    request = RequestFactory().post("/login/")
+    assert authenticate(request, username="demo", password="pw-for-the-demo") is not None
+
+
+def test_running_it_again_resets_the_password_and_adds_nothing(person):
+    run("--force", "--password", "first-password")
+    output = run("--force")
+    new_password = output.split("demo / ")[1].split()[0]
+    assert new_password != "first-password"
+    assert CareTeamMembership.objects.count() == 2
+    request = RequestFactory().post("/login/")
+    assert authenticate(request, username="demo", password=new_password) is not None
+
+
+def test_refuses_without_debug(settings, person):
+    settings.DEBUG = False
+    with pytest.raises(CommandError):
+        run()
+    assert not CareTeamMembership.objects.exists()
