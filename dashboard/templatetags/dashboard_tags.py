@@ -1,6 +1,7 @@
 """Template helpers of the dashboard."""
 
 from django import template
+from django.utils import timezone
 
 register = template.Library()
 
@@ -9,3 +10,27 @@ register = template.Library()
 def lookup(mapping: dict, key):
     """{{ words|lookup:value }}: the entry of a dict for a key, or the key itself."""
     return mapping.get(key, key) if isinstance(mapping, dict) else key
+
+
+@register.filter
+def when(value):
+    """'today at 18:40', 'yesterday at 09:05', 'Tuesday at 19:23', '3 November at 19:23'.
+
+    In the active time zone (the views render in the person's own), relative to now there.
+    """
+    if not value:
+        return ""
+    local = timezone.localtime(value)
+    today = timezone.localtime(timezone.now()).date()
+    days = (today - local.date()).days
+    clock = local.strftime("%H:%M")
+    if days == 0:
+        return f"today at {clock}"
+    if days == 1:
+        return f"yesterday at {clock}"
+    if 1 < days < 7:
+        return f"{local.strftime('%A')} at {clock}"
+    day = f"{local.day} {local.strftime('%B')}"
+    if local.year != today.year:
+        day += f" {local.year}"
+    return f"{day} at {clock}"
