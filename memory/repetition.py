@@ -1,11 +1,17 @@
 """Repeated-question detection (seed §4): fingerprints, Jaccard similarity and question types.
 
 Pure functions, no database: the services feed them the session's stored fingerprints.
+
+`fingerprint()` gives the content words. What the database stores is `stored_fingerprint()`:
+each word as a keyed-hash token (memory/crypto.py), sorted, so the words are not readable in the
+database, equal word sets are still equal strings, and Jaccard on the tokens equals Jaccard on
+the words. Stored fingerprints are compared with `count_repeats_stored`.
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from memory import crypto
 from memory.models import QuestionType
 
 SIMILARITY_THRESHOLD = 0.6
@@ -164,5 +170,44 @@ def count_repeats(
             question_type_=question_type_,
             earlier_fingerprint=earlier_fp,
             earlier_type=earlier_type,
+        )
+    )
+
+
+def stored_fingerprint(message: str) -> str:
+    """The fingerprint of `message` as the database stores it (keyed tokens, primary key)."""
+    return crypto.fingerprint_tokens(fingerprint(message))
+
+
+def stored_variants(fingerprint_: str) -> list[str]:
+    """A (word) fingerprint as stored under each configured key, the primary key's first."""
+    if not fingerprint_:
+        return [""]
+    return crypto.fingerprint_variants(fingerprint_)
+
+
+def count_repeats_stored(
+    *, variants: Sequence[str], question_type_: str, earlier: Iterable[tuple[str, str]]
+) -> int:
+    """`count_repeats` against stored fingerprints, given this message's `stored_variants`.
+
+    Tokens made under different keys never match, so the best Jaccard over the variants is the
+    Jaccard under the key the earlier row was written with: the same answer as on the words.
+    """
+    if len(variants) == 1:
+        return count_repeats(
+            fingerprint_=variants[0], question_type_=question_type_, earlier=earlier
+        )
+    return sum(
+        1
+        for earlier_fp, earlier_type in earlier
+        if any(
+            is_repeat_of(
+                fingerprint_=variant,
+                question_type_=question_type_,
+                earlier_fingerprint=earlier_fp,
+                earlier_type=earlier_type,
+            )
+            for variant in variants
         )
     )

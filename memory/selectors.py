@@ -110,29 +110,30 @@ def _session_info(cursor, session_id: uuid.UUID, db_session_id) -> SessionInfo:
         person_id=storage.from_db_uuid(person_id),
         message_count=message_count,
         display_name=display_name or "",
-        caregiver_context=storage.from_db_json(caregiver_context),
+        caregiver_context=storage.from_db_encrypted_json(caregiver_context),
     )
 
 
 def cross_session_repeat_count(
-    *, cursor, session: SessionInfo, fingerprint: str, question_type: str, now: datetime
+    *, cursor, session: SessionInfo, fingerprints: list[str], question_type: str, now: datetime
 ) -> int:
     """How often the person asked this in their *other* sessions of the last 7 days (analytics only).
 
     Counted by question type for the specific types, and by exact fingerprint for general
-    messages (a general message with no content words counts nothing).
+    messages (a general message with no content words counts nothing). `fingerprints` are the
+    message's stored (keyed) fingerprint under each configured key.
     """
     if session.person_id is None:
         return 0
     if question_type != QuestionType.GENERAL:
-        sql, match = storage.PERSON_REPEATS_BY_TYPE, question_type
-    elif fingerprint:
-        sql, match = storage.PERSON_REPEATS_BY_FINGERPRINT, fingerprint
+        sql, match = storage.PERSON_REPEATS_BY_TYPE, [question_type]
+    elif fingerprints[0]:
+        sql, match = storage.person_repeats_by_fingerprint_sql(len(fingerprints)), fingerprints
     else:
         return 0
     since = storage.db_datetime(now - timedelta(days=CROSS_SESSION_DAYS))
     cursor.execute(
-        sql, [storage.db_uuid(session.person_id), match, since, storage.db_uuid(session.id)]
+        sql, [storage.db_uuid(session.person_id), *match, since, storage.db_uuid(session.id)]
     )
     return cursor.fetchone()[0]
 
@@ -150,15 +151,16 @@ def memory_query(
     last 10 emotion records, the narratives already used this session, and caregiver context.
     """
     now = now or timezone.now()
-    fingerprint = repetition.fingerprint(message)
+    # Stored fingerprints are keyed tokens: this message's, under every configured key.
+    fingerprints = repetition.stored_variants(repetition.fingerprint(message))
     question_type = repetition.question_type(message)
     db_session_id = storage.db_uuid(session_id)
     with connection.cursor() as cursor:
         session = _session_info(cursor, session_id, db_session_id)
 
         cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
-        repeat_count = repetition.count_repeats(
-            fingerprint_=fingerprint, question_type_=question_type, earlier=cursor.fetchall()
+        repeat_count = repetition.count_repeats_stored(
+            variants=fingerprints, question_type_=question_type, earlier=cursor.fetchall()
         )
 
         cursor.execute(storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY])
@@ -179,7 +181,10 @@ def memory_query(
         window: list[WindowMessage] = []
         if size:
             cursor.execute(storage.SESSION_WINDOW, [db_session_id, size])
-            window = [WindowMessage(*row) for row in reversed(cursor.fetchall())]
+            window = [
+                WindowMessage(role, storage.from_db_encrypted(content), sequence)
+                for role, content, sequence in reversed(cursor.fetchall())
+            ]
 
         cursor.execute(storage.SESSION_NARRATIVES, [db_session_id])
         used_narratives = list(dict.fromkeys(row[0] for row in cursor.fetchall()))
@@ -187,7 +192,7 @@ def memory_query(
         cross_count = cross_session_repeat_count(
             cursor=cursor,
             session=session,
-            fingerprint=fingerprint,
+            fingerprints=fingerprints,
             question_type=question_type,
             now=now,
         )

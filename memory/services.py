@@ -234,6 +234,7 @@ def _stored_exchange_for_key(
     if row is None:
         return None
     user_id, user_seq, content = row
+    content = storage.from_db_encrypted(content)
     # Both sides are redacted text; a row stored before redaction existed is redacted to compare.
     if content != user_message and sensitive.redact_text(content) != user_message:
         raise Conflict(
@@ -327,7 +328,8 @@ def _exchange_write(
         raise Invalid("user_message must not be empty.", field="user_message")
     if not assistant_message.strip():
         raise Invalid("assistant_message must not be empty.", field="assistant_message")
-    fingerprint = repetition.fingerprint(user_message)
+    # The fingerprint as keyed tokens, under every configured key (the primary's is stored).
+    fingerprints = repetition.stored_variants(repetition.fingerprint(user_message))
     question_type = repetition.question_type(user_message)
     db_session_id = storage.db_uuid(session_id)
     db_at = storage.db_datetime(at)
@@ -347,8 +349,8 @@ def _exchange_write(
                 return stored
 
         cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
-        repeat_count = repetition.count_repeats(
-            fingerprint_=fingerprint, question_type_=question_type, earlier=cursor.fetchall()
+        repeat_count = repetition.count_repeats_stored(
+            variants=fingerprints, question_type_=question_type, earlier=cursor.fetchall()
         )
         if emotion is None:
             cursor.execute(storage.SESSION_RECENT_DISTRESS, [db_session_id, 3])
@@ -364,12 +366,15 @@ def _exchange_write(
         sequence = message_count + 1
         user_id, assistant_id = uuid7(), uuid7()
         db_user_id, db_assistant_id = storage.db_uuid(user_id), storage.db_uuid(assistant_id)
+        # Encrypted at rest: each column gets its own ciphertext (own nonce).
+        db_user_message = storage.db_encrypted(user_message)
+        db_assistant_message = storage.db_encrypted(assistant_message)
         cursor.execute(
             storage.INSERT_MESSAGES,
             [
-                db_user_id, db_session_id, db_person_id, user_message, db_at, sequence,
+                db_user_id, db_session_id, db_person_id, db_user_message, db_at, sequence,
                 idempotency_key, channel,
-                db_assistant_id, db_session_id, db_person_id, assistant_message, db_at,
+                db_assistant_id, db_session_id, db_person_id, db_assistant_message, db_at,
                 sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
                 channel,
             ],
@@ -386,7 +391,8 @@ def _exchange_write(
             storage.INSERT_REPETITION,
             [
                 storage.db_uuid(uuid7()), db_session_id, db_person_id, db_user_id,
-                fingerprint, user_message, question_type, repeat_count, db_at, assistant_message,
+                fingerprints[0], storage.db_encrypted(user_message), question_type, repeat_count,
+                db_at, storage.db_encrypted(assistant_message),
             ],
         )  # fmt: skip
         if narrative is not None:

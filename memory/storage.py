@@ -5,6 +5,10 @@ ORM queries cost several times more than running them (docs/benchmarks.md), so h
 statements are written out once, run through Django's own connection (same transactions, same
 database settings), and each names the index it relies on. Values are adapted with Django's
 own field and backend helpers, so the same SQL runs on SQLite and PostgreSQL.
+
+The encrypted columns (memory/fields.py) are not seen by the fields here: the callers encrypt
+what they insert and decrypt what they select with the helpers below (memory/crypto.py), and
+store fingerprints as keyed tokens. Columns marked [encrypted] in the statements.
 """
 
 import json
@@ -13,6 +17,8 @@ from datetime import UTC, datetime
 
 from django.db import connection
 from django.db.models import UUIDField
+
+from memory import crypto
 
 _UUID = UUIDField()
 
@@ -46,14 +52,32 @@ def from_db_json(value) -> dict:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
+def from_db_encrypted_json(value) -> dict:
+    """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted."""
+    value = from_db_json(value)
+    if crypto.is_encrypted(value):
+        return json.loads(crypto.decrypt(value))
+    return value  # a row from before encryption
+
+
+def db_encrypted(text: str | None) -> str | None:
+    """An EncryptedTextField value as the column stores it."""
+    return crypto.encrypt_optional(text)
+
+
+def from_db_encrypted(value: str | None) -> str | None:
+    """An EncryptedTextField column as selected, decrypted (a DecryptionError on a wrong key)."""
+    return crypto.decrypt_optional(value)
+
+
 # --- Reads -----------------------------------------------------------------------------------
 
-# Primary keys of sessions and people.
+# Primary keys of sessions and people. [encrypted] caregiver_context
 SESSION_WITH_PERSON = """
     SELECT s.person_id, s.message_count, p.display_name, p.caregiver_context
     FROM sessions s LEFT JOIN people p ON p.id = s.person_id
     WHERE s.id = %s"""
-# idx_repetition_session
+# idx_repetition_session. Fingerprints are keyed tokens (compared as they are, never decrypted).
 SESSION_FINGERPRINTS = """
     SELECT fingerprint, question_type FROM repetition_tracking
     WHERE session_id = %s ORDER BY timestamp"""
@@ -65,7 +89,7 @@ SESSION_EMOTIONS = """
 SESSION_RECENT_DISTRESS = """
     SELECT distress_score FROM detected_emotions
     WHERE session_id = %s ORDER BY timestamp DESC LIMIT %s"""
-# idx_messages_session_seq
+# idx_messages_session_seq. [encrypted] content
 SESSION_WINDOW = """
     SELECT role, content, sequence_number FROM chat_messages
     WHERE session_id = %s ORDER BY sequence_number DESC LIMIT %s"""
@@ -76,10 +100,17 @@ SESSION_NARRATIVES = """
 PERSON_REPEATS_BY_TYPE = """
     SELECT COUNT(*) FROM repetition_tracking
     WHERE person_id = %s AND question_type = %s AND timestamp >= %s AND session_id <> %s"""
-# idx_repetition_user
+# idx_repetition_user. The fingerprint under each configured key (one while no rotation is under
+# way): rows keep their old key's tokens until `rotate_keys` rewrites them.
 PERSON_REPEATS_BY_FINGERPRINT = """
     SELECT COUNT(*) FROM repetition_tracking
-    WHERE person_id = %s AND fingerprint = %s AND timestamp >= %s AND session_id <> %s"""
+    WHERE person_id = %s AND fingerprint IN ({fingerprints}) AND timestamp >= %s
+        AND session_id <> %s"""
+
+
+def person_repeats_by_fingerprint_sql(variants: int) -> str:
+    return PERSON_REPEATS_BY_FINGERPRINT.format(fingerprints=", ".join(["%s"] * variants))
+
 
 # --- The exchange write ----------------------------------------------------------------------
 
@@ -89,13 +120,14 @@ SESSION_FOR_WRITE = """
     SELECT person_id, message_count, status, last_activity_at, escalation_triggered,
            chronic_repetition_pattern
     FROM sessions WHERE id = %s"""
-# uniq_messages_session_idempotency
+# uniq_messages_session_idempotency. [encrypted] content
 MESSAGE_BY_KEY = """
     SELECT id, sequence_number, content FROM chat_messages
     WHERE session_id = %s AND idempotency_key = %s"""
 # idx_messages_session_seq
 MESSAGE_ID_AT = """
     SELECT id FROM chat_messages WHERE session_id = %s AND sequence_number = %s"""
+# [encrypted] content
 INSERT_MESSAGES = """
     INSERT INTO chat_messages (id, session_id, person_id, role, content, timestamp,
         sequence_number, intent, narrative_id, processing_time_ms, idempotency_key, channel)
@@ -105,6 +137,7 @@ INSERT_EMOTION = """
     INSERT INTO detected_emotions (id, message_id, session_id, person_id, emotion, confidence,
         distress_score, trajectory, timestamp)
     VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+# [encrypted] original_message, response_given; fingerprint as keyed tokens
 INSERT_REPETITION = """
     INSERT INTO repetition_tracking (id, session_id, person_id, message_id, fingerprint,
         original_message, question_type, repeat_count, timestamp, response_given)

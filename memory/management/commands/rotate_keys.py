@@ -1,0 +1,46 @@
+"""`manage.py rotate_keys`: re-encrypt every encrypted column with the current primary key.
+
+Rotation, with no downtime:
+1. generate a key (`python -c 'from memory.crypto import generate_key; print(generate_key())'`);
+2. set CLARA_ENCRYPTION_KEYS=NEW,OLD everywhere and restart (new values use NEW, old ones still
+   read with OLD);
+3. run `manage.py rotate_keys` (batches of --batch-size rows, each its own transaction, so the
+   service keeps writing meanwhile; safe to interrupt and run again);
+4. `manage.py rotate_keys --check` reports 0 to rewrite: set CLARA_ENCRYPTION_KEYS=NEW.
+
+The same pass encrypts rows stored before encryption existed, and rewrites repetition
+fingerprints as the new key's tokens. Keep the old key until the backups made with it have
+expired: a backup is unreadable without the key that wrote it.
+"""
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from memory import crypto, reencrypt
+
+
+class Command(BaseCommand):
+    help = "Re-encrypt every encrypted column with the first key of CLARA_ENCRYPTION_KEYS."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--batch-size", type=int, default=reencrypt.BATCH_SIZE)
+        parser.add_argument(
+            "--check",
+            action="store_true",
+            help="Only count the values not yet under the primary key; write nothing.",
+        )
+
+    def handle(self, *args, batch_size: int, check: bool, **options) -> None:
+        ring = crypto.keyring()
+        self.stdout.write(
+            f"primary key {ring.primary.kid}; {len(ring.keys)} key(s) configured "
+            f"({', '.join(key.kid for key in ring.keys)})"
+        )
+        progress = (lambda line: self.stdout.write(line)) if options["verbosity"] > 1 else None
+        counts = reencrypt.reencrypt_all(batch_size=batch_size, progress=progress, dry_run=check)
+        verb = "to rewrite" if check else "rewritten"
+        for count in counts:
+            self.stdout.write(
+                f"{count.table}.{count.column}: {count.rows} rows, {count.rewritten} {verb}"
+            )
+        total = sum(count.rewritten for count in counts)
+        self.stdout.write(f"total: {total} value(s) {verb}")

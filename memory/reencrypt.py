@@ -1,0 +1,212 @@
+"""Rewrite every encrypted column under the primary key: the data migration and `rotate_keys`.
+
+Reads and writes the columns with plain SQL, not through the fields, so it sees what is really
+stored (plaintext from before encryption, ciphertext under an old key, or current ciphertext)
+and works the same with the historical models of a migration. A value is rewritten only when it
+is not already ciphertext under the primary key, so running it twice changes nothing the second
+time. Each batch is its own transaction (a savepoint inside a migration), and each UPDATE only
+applies if the stored value is still the one read (compare-and-set), so a row a live request
+changed meanwhile is left alone and picked up by the next run.
+
+Repetition fingerprints cannot be decrypted (they are keyed hashes); they are recomputed from the
+record's original message, which is the text they were made from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.db import connection, models, transaction
+
+from memory import crypto
+from memory.fields import EncryptedJSONField, EncryptedTextField, FingerprintField
+
+BATCH_SIZE = 1000
+
+
+@dataclass
+class ColumnCount:
+    """What one pass did to one column."""
+
+    table: str
+    column: str
+    rows: int = 0
+    rewritten: int = 0
+
+
+def encrypted_models(all_models: Iterable[type[models.Model]]) -> list[tuple[type, list]]:
+    """(model, its encrypted or fingerprint fields) for every model that has any."""
+    found = []
+    for model in all_models:
+        fields = [
+            field
+            for field in model._meta.concrete_fields
+            if isinstance(field, EncryptedTextField | EncryptedJSONField | FingerprintField)
+        ]
+        if fields:
+            found.append((model, fields))
+    return found
+
+
+def _parse_json(raw):
+    return json.loads(raw) if isinstance(raw, str | bytes) else raw
+
+
+def _json_param(value):
+    return connection.ops.adapt_json_value(value, None)
+
+
+def _json_match_param(raw, parsed):
+    # SQLite stores JSON as text: compare with the very text read. PostgreSQL compares jsonb.
+    return _json_param(parsed) if connection.vendor == "postgresql" else raw
+
+
+@dataclass
+class _Change:
+    new: object
+    old: object
+
+
+def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
+    """The new stored value of `field` for the current primary key, or None if it is current."""
+    if raw is None:
+        return None
+    if isinstance(field, FingerprintField):
+        from memory import repetition
+
+        original = row.get("original_message")
+        original = "" if original is None else ring.decrypt(original)
+        tokens = ring.fingerprint_tokens(repetition.fingerprint(original))
+        return None if tokens == raw else _Change(tokens, raw)
+    if isinstance(field, EncryptedJSONField):
+        parsed = _parse_json(raw)
+        if isinstance(parsed, str) and ring.is_current(parsed):
+            return None
+        plain = json.loads(ring.decrypt(parsed)) if crypto.is_encrypted(parsed) else parsed
+        token = ring.encrypt(json.dumps(plain))
+        return _Change(_json_param(token), _json_match_param(raw, parsed))
+    if ring.is_current(raw):
+        return None
+    return _Change(ring.encrypt(ring.decrypt(raw)), raw)
+
+
+def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
+    """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
+    if raw is None:
+        return None
+    if isinstance(field, FingerprintField):
+        from memory import repetition
+
+        original = row.get("original_message")
+        original = "" if original is None else ring.decrypt(original)
+        words = repetition.fingerprint(original)
+        return None if words == raw else _Change(words, raw)
+    if isinstance(field, EncryptedJSONField):
+        parsed = _parse_json(raw)
+        if not crypto.is_encrypted(parsed):
+            return None
+        plain = json.loads(ring.decrypt(parsed))
+        return _Change(_json_param(plain), _json_match_param(raw, parsed))
+    if not crypto.is_encrypted(raw):
+        return None
+    return _Change(ring.decrypt(raw), raw)
+
+
+def _sweep(
+    all_models: Iterable[type[models.Model]],
+    plan: Callable,
+    *,
+    batch_size: int,
+    progress: Callable[[str], None] | None,
+    dry_run: bool = False,
+) -> list[ColumnCount]:
+    ring = crypto.keyring()
+    quote = connection.ops.quote_name
+    counts: list[ColumnCount] = []
+    for model, fields in encrypted_models(all_models):
+        table = model._meta.db_table
+        pk = model._meta.pk.column
+        # A fingerprint is made from the original message: read it alongside.
+        columns = [f.column for f in fields]
+        if (
+            any(isinstance(f, FingerprintField) for f in fields)
+            and "original_message" not in columns
+        ):
+            columns.append("original_message")
+        names = [pk, *columns]
+        select = ", ".join(quote(name) for name in names)
+        by_column = {f.column: ColumnCount(table, f.column) for f in fields}
+        last = None
+        while True:
+            where = f"WHERE {quote(pk)} > %s " if last is not None else ""
+            sql = f"SELECT {select} FROM {quote(table)} {where}ORDER BY {quote(pk)} LIMIT %s"  # noqa: S608 - names from the models
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql, [last, batch_size] if last is not None else [batch_size])
+                rows = cursor.fetchall()
+                changes: dict[str, list] = {f.column: [] for f in fields}
+                for values in rows:
+                    row = dict(zip(names, values, strict=True))
+                    for field in fields:
+                        change = plan(field, row[field.column], row, ring)
+                        if change is not None:
+                            changes[field.column].append([change.new, row[pk], change.old])
+                for column, params in changes.items():
+                    by_column[column].rows += len(rows)
+                    if dry_run:
+                        by_column[column].rewritten += len(params)
+                    elif params:
+                        cursor.executemany(
+                            f"UPDATE {quote(table)} SET {quote(column)} = %s "  # noqa: S608
+                            f"WHERE {quote(pk)} = %s AND {quote(column)} = %s",
+                            params,
+                        )
+                        by_column[column].rewritten += max(cursor.rowcount, 0)
+            if progress and rows:
+                done = ", ".join(f"{c.column} {c.rewritten}/{c.rows}" for c in by_column.values())
+                progress(f"{table}: {done}")
+            if len(rows) < batch_size:
+                break
+            last = rows[-1][0]
+        counts.extend(by_column.values())
+    return counts
+
+
+def reencrypt_all(
+    all_models: Iterable[type[models.Model]] | None = None,
+    *,
+    batch_size: int = BATCH_SIZE,
+    progress: Callable[[str], None] | None = None,
+    dry_run: bool = False,
+) -> list[ColumnCount]:
+    """Encrypt every encrypted column's values under the primary key (plaintext rows included).
+
+    Returns per column how many rows were read and how many rewritten (with `dry_run`: how many
+    would be, and nothing is written).
+    """
+    return _sweep(
+        _models(all_models),
+        _plan_encrypt,
+        batch_size=batch_size,
+        progress=progress,
+        dry_run=dry_run,
+    )
+
+
+def decrypt_all(
+    all_models: Iterable[type[models.Model]] | None = None,
+    *,
+    batch_size: int = BATCH_SIZE,
+    progress: Callable[[str], None] | None = None,
+) -> list[ColumnCount]:
+    """Write every encrypted column back as plaintext (reversing migration 0011 only)."""
+    return _sweep(_models(all_models), _plan_decrypt, batch_size=batch_size, progress=progress)
+
+
+def _models(all_models):
+    if all_models is not None:
+        return list(all_models)
+    from django.apps import apps
+
+    return list(apps.get_app_config("memory").get_models())
