@@ -662,7 +662,8 @@ class CommitmentAdmin(LinksMixin, admin.ModelAdmin):
     list_display = ("created_at", "person_link", "kind", "short_text", "due_at", "status")
     list_select_related = ("person",)
     list_filter = ("status", "kind", "persona")
-    search_fields = ("=person__id", "person__display_name", "text")
+    # Not the text: it may be stored encrypted, so the database cannot search it.
+    search_fields = ("=person__id", "person__display_name")
     date_hierarchy = "created_at"
     ordering = ("-created_at",)
     actions = ["mark_done", "mark_dropped"]

@@ -352,6 +352,13 @@ def commitments_extract(*, message_id: uuid.UUID) -> list[Commitment]:
             return []
         zone, pronoun = person_zone(person), _pronoun(person)
         companion = companion_name(person.persona)
+        # Compared here, not in SQL: the text may be stored encrypted. idx_commitments_open.
+        open_now = {
+            (kind, text.lower())
+            for kind, text in Commitment.objects.filter(
+                person=person, persona=person.persona, status=Commitment.Status.OPEN
+            ).values_list("kind", "text")
+        }
         for said in messages:
             if Commitment.objects.filter(source_message_id=said.id).exists():
                 continue
@@ -363,15 +370,9 @@ def commitments_extract(*, message_id: uuid.UUID) -> list[Commitment]:
                 pronoun=pronoun,
                 companion=companion,
             ):
-                # idx_commitments_open: the person's open commitments.
-                if Commitment.objects.filter(
-                    person=person,
-                    persona=person.persona,
-                    kind=item.kind,
-                    status=Commitment.Status.OPEN,
-                    text__iexact=item.text,
-                ).exists():
+                if (item.kind, item.text.lower()) in open_now:
                     continue
+                open_now.add((item.kind, item.text.lower()))
                 created.append(
                     Commitment.objects.create(
                         person=person,

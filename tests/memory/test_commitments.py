@@ -355,7 +355,7 @@ def test_commitments_never_reach_a_later_sessions_prompt():
     person = _person()
     _, stored = _exchange(person, "I'm going to visit my mother on Sunday.", "That sounds nice.")
     commitments.commitments_extract(message_id=stored.user_message_id)
-    assert Commitment.objects.filter(text="visit her mother on Sunday").exists()
+    assert [c.text for c in Commitment.objects.all()] == ["visit her mother on Sunday"]
 
     later, _ = services.session_resolve(user_id=person.id, at=THURSDAY + timedelta(days=1))
     result = selectors.context_build(
