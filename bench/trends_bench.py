@@ -323,6 +323,10 @@ def run_child(args) -> None:
         LOG_LEVEL="WARNING",
     )
     sys.path.insert(0, str(ROOT))
+    from memory.crypto import development_key
+
+    # DEBUG is off, so settings want real keys; a fixed one keeps reused data readable.
+    os.environ.setdefault("CLARA_ENCRYPTION_KEYS", development_key("bench"))
     import django
 
     django.setup()

@@ -1,21 +1,23 @@
 """Trends for many people at once: the nightly job's path (memory.tasks.compute_trends_batch).
 
-It computes exactly what `trends.trends_data` computes for one person, for a whole batch of
-people in five grouped queries (GROUP BY person, local hour, ...) instead of about eight
-ORM queries per person, and writes the batch's rows in one statement. The per-person path
-stays for on-demand recomputes and as the reference: the shaping of the grouped rows into
-the stored JSON is shared (`trends.*_shape`), and tests check both paths agree to the digit.
+It computes what `trends.trends_data` computes for one person, for a whole batch of people in
+five grouped queries (GROUP BY person and local hour, ...) instead of about eight ORM queries
+per person, and writes the batch's rows in one upsert. The per-person path stays for
+on-demand recomputes and as the reference: the shaping of grouped rows into the stored JSON is
+shared (`trends.*_shape`), scores are summed exactly on both (`trends.ScaledScore`), and tests
+check that both paths store identical JSON.
 
-The SQL is written out per engine (SQLite, PostgreSQL) because two things differ:
-- the people of the batch come in as one JSON parameter (json_each / jsonb_to_recordset), so
-  a batch is one parameter however many people it has;
+The SQL is written per engine (SQLite, PostgreSQL) where they differ:
+- each query's input is one JSON parameter (json_each / jsonb_array_elements), so a batch is
+  one parameter however many people or sessions it has;
 - the local hour: PostgreSQL converts with AT TIME ZONE and the person's zone name, as the
-  ORM's ExtractHour does. SQLite has no time zones; it shifts each timestamp by the zone's
-  UTC offset with strftime, one offset per stretch between two clock changes (DST), the
-  stretches computed in Python (`trends.utc_offsets`) and joined as ranges, so an hour is
-  local on both sides of a change.
+  ORM's ExtractHour does. SQLite has no time zones: each timestamp is shifted by the zone's
+  UTC offset with strftime, the person's range cut where the clock changes (DST), exactly
+  the stretches of `trends.LocalHour`, so an hour is local on both sides of a change;
+- PostgreSQL gets LATERAL subqueries where a join on the JSON rows would make it scan whole
+  tables (it guesses 100 rows for any JSON set-returning function).
 
-Reads only until `people_trends_store`, which holds the write lock just for one upsert.
+Only reads until `people_trends_store`, which holds the write lock for one short upsert.
 """
 
 import json
