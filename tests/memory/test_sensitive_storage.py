@@ -5,7 +5,7 @@ import uuid
 import pytest
 from django.db import OperationalError, connection
 
-from memory import recovery, services
+from memory import recovery, repetition, services
 from memory.models import ChatMessage, RepetitionRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,6 +37,14 @@ def _everything_in_the_database() -> str:
     return "\n".join(_text_in_table(t) for t in connection.introspection.table_names())
 
 
+def _everything_decrypted() -> str:
+    """The stored texts as the application reads them back (decrypted when encrypted at rest)."""
+    texts = [m.content for m in ChatMessage.objects.all()]
+    for record in RepetitionRecord.objects.all():
+        texts += [record.original_message, record.response_given or ""]
+    return "\n".join(texts)
+
+
 def _assert_no_secret(text: str) -> None:
     for secret in SECRETS:
         assert secret not in text, secret
@@ -57,10 +65,11 @@ def test_an_exchange_with_a_card_and_a_pin_stores_neither(api):
     assert response.status_code == 201, response.content
     _assert_no_secret(response.content.decode())
     chat = _text_in_table("chat_messages")
-    repetition = _text_in_table("repetition_tracking")
+    repetition_rows = _text_in_table("repetition_tracking")
     _assert_no_secret(chat)
-    _assert_no_secret(repetition)
+    _assert_no_secret(repetition_rows)
     _assert_no_secret(_everything_in_the_database())
+    _assert_no_secret(_everything_decrypted())
     # What is stored still reads as the conversation it was.
     stored = ChatMessage.objects.get(session_id=session_id, sequence_number=1).content
     assert stored == (
@@ -71,7 +80,10 @@ def test_an_exchange_with_a_card_and_a_pin_stores_neither(api):
     record = RepetitionRecord.objects.get(session_id=session_id)
     assert record.original_message == stored
     assert "[password removed]" in record.response_given
-    assert not any(char.isdigit() for char in record.fingerprint)
+    # The fingerprint is the redacted message's, not the raw one's.
+    assert record.fingerprint == repetition.stored_variants(repetition.fingerprint(stored))[0]
+    raw = repetition.stored_variants(repetition.fingerprint(USER_MESSAGE))[0]
+    assert record.fingerprint != raw
 
 
 def test_the_message_history_shows_only_the_redacted_text(api):
@@ -185,6 +197,7 @@ def test_a_replayed_exchange_is_stored_redacted_and_its_retry_recognised(api, re
 
     assert (report.stored, report.remaining, report.rejected) == (1, 0, 0)
     _assert_no_secret(_everything_in_the_database())
+    _assert_no_secret(_everything_decrypted())
     retry = api.post(_exchange_url(session_id), body)
     assert retry.status_code == 200
     assert ChatMessage.objects.filter(session_id=session_id).count() == 2
@@ -211,6 +224,8 @@ def test_the_batch_write_redacts_too(db):
     assert [r.created for r in results] == [True, True]
     _assert_no_secret(_text_in_table("chat_messages"))
     _assert_no_secret(_text_in_table("repetition_tracking"))
+    _assert_no_secret(_everything_decrypted())
+    assert "[password removed]" in _everything_decrypted()
 
 
 def test_repeating_a_secret_is_still_seen_as_a_repeat(api):
