@@ -94,6 +94,13 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _encryption_key() -> str:
+    """A fresh key, as `memory.crypto.generate_key` makes them (32 bytes, base64url)."""
+    import base64
+
+    return base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+
+
 class Deployment:
     """The Procfile's web and one worker on a fresh PostgreSQL database; stopped on exit."""
 
@@ -111,6 +118,7 @@ class Deployment:
             "SECRET_KEY": "load-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
             "ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": args.database_url,
+            "CLARA_ENCRYPTION_KEYS": _encryption_key(),
             "REDIS_URL": args.redis_url,
             "CELERY_QUEUE": f"clara-load-{uuid.uuid4().hex[:8]}",
             "CLARA_DATA_DIR": str(self.log_dir / "load"),

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from memory.crypto import generate_key
+
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "k3y-" + "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
 PRODUCTION = {
@@ -18,6 +20,7 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "clara.example",
     "DATABASE_URL": "postgres://clara@db.internal:5432/clara",
     "REDIS_URL": "redis://redis.internal:6379/0",
+    "CLARA_ENCRYPTION_KEYS": generate_key(),
 }
 CLARA_VARIABLES = (
     *PRODUCTION,

@@ -104,6 +104,8 @@ def deployment(tmp_path):
         "CELERY_QUEUE": queue,
         "CLARA_DATA_DIR": str(tmp_path),
         "CLARA_RECOVERY_LOG": str(settings.CLARA_RECOVERY_LOG),
+        # The test reads what the servers wrote, so they encrypt with the test's keys.
+        "CLARA_ENCRYPTION_KEYS": ",".join(settings.CLARA_ENCRYPTION_KEYS),
         # TLS ends at the proxy in front; this test talks to gunicorn directly.
         "SECURE_SSL_REDIRECT": "0",
         # The limiter stays on (its Redis counter is shared by the processes), out of the way.
