@@ -228,3 +228,24 @@ def test_the_largest_valid_exchange_fits_the_default_limit(api):
     response = api.post(f"/api/v1/sessions/{session_id}/exchanges", raw=raw)
 
     assert response.status_code == 201, response.content
+
+
+# --- Keys in the admin ----------------------------------------------------------------------
+
+
+def test_the_admin_lists_keys_with_their_last_use_and_revoking_stops_one(api, staff_client):
+    from memory.models import ApiKey
+
+    assert api.post("/api/v1/sessions", {}).status_code == 201
+    key = ApiKey.objects.get(name="test bot")
+    listing = staff_client.get("/admin/memory/apikey/")
+
+    assert key.last_used_at is not None
+    assert key.prefix in listing.content.decode()
+    assert "last used" in listing.content.decode().lower()
+
+    staff_client.post(
+        "/admin/memory/apikey/", {"action": "revoke_keys", "_selected_action": [key.pk]}
+    )
+
+    assert api.post("/api/v1/sessions", {}).status_code == 401
