@@ -1,10 +1,14 @@
 """Emotional trends per person (seed §7.3), computed in SQL and stored one row per person per day.
 
-Everything is aggregated by the database: Avg, Sum and Count with filters, grouped by the hour
-of day in the person's own time zone, weekly ranges computed in that zone, and correlated
-subqueries for the distress before and after a story. Python only reshapes the handful of grouped rows that come back, so the cost per person
-does not grow with how much they have talked. For caregivers only: nothing here reaches the
-companion's prompt.
+Everything is aggregated by the database: exact sums and counts with filters, grouped by the
+hour of day in the person's own time zone, weekly ranges computed in that zone, and correlated
+subqueries for the distress before and after a story. Python only reshapes the handful of
+grouped rows that come back, so the cost per person does not grow with how much they have
+talked. For caregivers only: nothing here reaches the companion's prompt.
+
+This is the one-person path (on-demand recomputes) and the reference. The nightly job computes
+the same JSON for a batch of people at once in memory.trends_batch, which shares the shaping
+functions below (`*_shape`, `trends_assemble`).
 """
 
 import uuid

@@ -347,10 +347,8 @@ def people_trends_data(*, people: Sequence[Person], days: dict[uuid.UUID, date])
     for no, person in enumerate(batch):
         values = weekly.get(no) or [None, 0] * trends.WEEKS  # no readings in those weeks
         week_row = {}
-        for index in range(trends.WEEKS):
-            week_row[f"total_{index}"], week_row[f"readings_{index}"] = values[
-                2 * index : 2 * index + 2
-            ]
+        for index, (total, readings) in enumerate(zip(values[::2], values[1::2], strict=True)):
+            week_row |= {f"total_{index}": total, f"readings_{index}": readings}
         sessions = len(person.sessions)
         data[person.id] = trends.trends_assemble(
             zone=person.zone,
