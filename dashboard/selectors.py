@@ -12,8 +12,8 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
-from django.db.models import Avg, Case, Count, F, Max, OuterRef, Q, Subquery, Sum, Value, When
-from django.db.models.functions import Coalesce, Lower, Trim
+from django.db.models import Avg, Count, F, Max, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
 from dashboard import words
 from dashboard.models import CareTeamMembership
@@ -434,42 +434,60 @@ class RepeatedQuestion:
     conversations: int
 
 
+def _said_the_same(text: str) -> str:
+    """What makes two short messages the same: their words, lower case, without punctuation."""
+    return " ".join("".join(c for c in text.lower() if c.isalnum() or c.isspace()).split())
+
+
 def most_repeated_questions(
     *, person: Person, now: datetime, days: int = REPETITION_DAYS, limit: int = MOST_REPEATED
 ) -> list[RepeatedQuestion]:
-    """The questions asked most often in the last `days` days (same words or nearly), with counts."""
-    rows = (
-        RepetitionRecord.objects.filter(
-            person_id=person.id, timestamp__gte=now - timedelta(days=days), timestamp__lte=now
-        )
-        # Questions of only common words ("Where am I?", "Who's that?") have an empty
-        # fingerprint: those group by their own words instead, or they would all be one.
-        .annotate(
-            same=Case(
-                When(fingerprint="", then=Lower(Trim("original_message"))),
-                default=F("fingerprint"),
-            )
-        )
-        .values("same")
-        .annotate(
-            times=Count("id"),
-            conversations=Count("session_id", distinct=True),
-            # One of the ways it was put, as the person said it; the type is the same for all.
-            example=Max("original_message"),
-            question_type=Max("question_type"),
-        )
-        .filter(times__gte=2)
-        .order_by("-times", "same")[:limit]
-    )
-    return [
+    """The questions asked most often in the last `days` days (same words or nearly), with counts.
+
+    Messages with content words group by fingerprint in SQL (keyed tokens: equal word sets are
+    equal strings). Messages of only common words ("Where am I?", "Who's that?") all have the
+    empty fingerprint; their text is encrypted at rest, so they are grouped in Python by their
+    own words after decryption: one read of those rows, a few hundred at most in 30 days.
+    """
+    window = RepetitionRecord.objects.filter(
+        person_id=person.id, timestamp__gte=now - timedelta(days=days), timestamp__lte=now
+    )  # idx_repetition_user_type / idx_repetition_user
+    found = [
         RepeatedQuestion(
             example=row["example"],
             question_type=row["question_type"],
             times=row["times"],
             conversations=row["conversations"],
         )
-        for row in rows
+        for row in window.exclude(fingerprint="")
+        .values("fingerprint")
+        .annotate(
+            times=Count("id"),
+            conversations=Count("session_id", distinct=True),
+            # One of the ways it was put (decrypted on read); the type is the same for all.
+            example=Max("original_message"),
+            question_type=Max("question_type"),
+        )
+        .filter(times__gte=2)
+        .order_by("-times", "fingerprint")[:limit]
     ]
+    short: dict[str, list] = {}
+    for text, qtype, session_id in window.filter(fingerprint="").values_list(
+        "original_message", "question_type", "session_id"
+    ):
+        short.setdefault(_said_the_same(text), []).append((text, qtype, session_id))
+    for said in short.values():
+        if len(said) >= 2:
+            found.append(
+                RepeatedQuestion(
+                    example=said[0][0],
+                    question_type=said[0][1],
+                    times=len(said),
+                    conversations=len({session_id for *_, session_id in said}),
+                )
+            )
+    found.sort(key=lambda q: (-q.times, _said_the_same(q.example)))
+    return found[:limit]
 
 
 @dataclass
