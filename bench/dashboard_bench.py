@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "data" / "bench"
-DATA_VERSION = 1
+DATA_VERSION = 2  # 2: message text encrypted at rest
 SEED = 20261122
 TARGET_MS = 150.0
 ZONE = "Europe/London"
