@@ -56,6 +56,7 @@ api.add_router("/", "memory.api.router")
 api.add_router("/", "memory.api_memories.router")
 api.add_router("/", "memory.api_memories.tools_router")
 api.add_router("/", "memory.api_turns.router")
+api.add_router("/", "memory.api_companion.router")
 
 
 @api.exception_handler(DomainError)

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 from django.utils import timezone
 
-from memory import context, narratives, repetition, storage
+from memory import context, narratives, repetition, sensitive, storage
 from memory import emotion as emotion_reader
 from memory import escalation as escalation_detector
 from memory.emotion import EmotionReading
@@ -151,6 +151,8 @@ def memory_query(
     last 10 emotion records, the narratives already used this session, and caregiver context.
     """
     now = now or timezone.now()
+    # Compared as stored: redacted first, so a secret neither changes the match nor travels on.
+    message = sensitive.redact_text(message)
     # Stored fingerprints are keyed tokens: this message's, under every configured key.
     fingerprints = repetition.stored_variants(repetition.fingerprint(message))
     question_type = repetition.question_type(message)

@@ -424,7 +424,9 @@ def _exchange_write(
                 reason=escalation_reason,
                 at=at,
             )
-    if (sequence + 1) % ROLLING_SUMMARY_EVERY == 0:
+    # Crossing a multiple, not landing on one: a lone assistant message (a check-in) shifts the
+    # count by one.
+    if (sequence + 1) // ROLLING_SUMMARY_EVERY > (sequence - 1) // ROLLING_SUMMARY_EVERY:
         tasks.update_rolling_summary.delay_on_commit(str(session_id))
     if person_id is not None:
         # After commit: facts the person stated about themselves, and promises or plans made.

@@ -18,6 +18,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory import services
+from memory.crypto import generate_key as crypto_generate_key
 from memory.models import Session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,7 +136,16 @@ def test_a_worker_expires_an_idle_session(worker):
 
 def _broker_for(**env_overrides: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DEBUG")}
-    env.update({"SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "clara.example", **env_overrides})
+    env.update(
+        {
+            "SECRET_KEY": "x" * 50,
+            "ALLOWED_HOSTS": "clara.example",
+            # DEBUG off requires these too; nothing here contacts the database.
+            "DATABASE_URL": "postgres://clara@db.internal:5432/clara",
+            "CLARA_ENCRYPTION_KEYS": crypto_generate_key(),
+            **env_overrides,
+        }
+    )
     script = (
         "import django; django.setup(); from clara import celery_app as a; print(a.conf.broker_url)"
     )

@@ -456,15 +456,10 @@ def test_settings_for_an_unknown_person_are_not_found():
 # --- The outbox through the API -----------------------------------------------------------------
 
 
-def _router_mounted() -> bool:
-    return any(router is companion_router for _, router in project_api._routers)
-
-
 @pytest.fixture
-def companion_api(api, settings):
-    """The bot API with the check-in endpoints (mounted for the test until clara/api.py does)."""
-    if not _router_mounted():
-        settings.ROOT_URLCONF = "tests.memory.companion_urls"
+def companion_api(api):
+    """The bot API, which mounts the check-in endpoints."""
+    assert any(router is companion_router for _, router in project_api._routers)
     return api
 
 

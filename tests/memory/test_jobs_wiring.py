@@ -147,13 +147,13 @@ def test_the_trends_task_twice_leaves_one_row_for_the_day():
     assert PersonTrend.objects.filter(person_id=session.person_id).count() == 1
 
 
-def test_the_daily_trends_job_fans_out_one_task_per_active_person(monkeypatch):
+def test_the_daily_trends_job_fans_out_batches_covering_every_active_person(monkeypatch):
     people = {str(_closed_session_with_talk().person_id) for _ in range(2)}
     sent = []
     monkeypatch.setattr(
-        tasks.compute_person_trends,
+        tasks.compute_trends_batch,
         "apply_async",
-        lambda args=(), kwargs=None, **kw: sent.append(args[0]),
+        lambda args=(), kwargs=None, **kw: sent.extend(args[0]),
     )
 
     assert tasks.compute_all_trends() == 2
