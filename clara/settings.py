@@ -331,6 +331,8 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = 0.25  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# A kind page (with the status 429) instead of django-axes' plain text.
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 # A caregiver's login ends after 30 idle minutes (each request pushes the expiry forward).
 SESSION_COOKIE_AGE = env_int("CARE_SESSION_IDLE_SECONDS", 30 * 60)
 SESSION_SAVE_EVERY_REQUEST = True

@@ -265,6 +265,8 @@ def test_five_wrong_passwords_lock_the_login(alice):
     response = client.post(reverse("dashboard:login"), {"username": "alice", "password": PASSWORD})
     assert response.status_code in (403, 429)
     assert "_auth_user_id" not in client.session
+    # A kind page that says what happened and what to do.
+    assert b"Login paused" in response.content
 
 
 def test_audit_rows_hold_no_names_or_message_text(alice_client, person, session):
