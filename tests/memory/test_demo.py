@@ -158,7 +158,7 @@ def test_load_demo_writes_realistic_history_through_the_api(db):
 
     # Exactly one escalation, on the frightened message.
     (escalated,) = Session.objects.filter(escalation_triggered=True)
-    assert escalated.messages.filter(content=demo.FEARFUL_LINE).exists()
+    assert demo.FEARFUL_LINE in escalated.messages.values_list("content", flat=True)
     assert escalated.emotions.filter(emotion="fearful").exists()
 
     # The person repeats themselves, and Clara tells the stories the memory chose...
