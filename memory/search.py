@@ -506,3 +506,50 @@ def always_inject(*, person_id: uuid.UUID, at: datetime | None = None) -> list[M
         )[:TOP_PREFERENCES]
     )
     return name + preferences
+
+
+def turn_facts(
+    *, person_id: uuid.UUID, message: str, related: int = 3, at: datetime | None = None
+) -> list[Memory]:
+    """Everything the per-turn prompt may hold, from the person's in-memory copy in one pass:
+    name and top preferences (always), pinned facts (foundation), and the facts whose words match
+    the message (keywords only: no embedding on the turn's path). Confirmed facts only.
+
+    One indexed read (the generation) when the copy is current, instead of a query per tier.
+    """
+    at = at or timezone.now()
+    from memory.store import person_namespace
+
+    copy = _copy_for(SEP.join(person_namespace(person_id)))
+    try:
+        if not copy.memories:
+            return []
+        live = (copy.expires > at.timestamp()) & copy.confirmed
+        order: list[int] = []
+        profile = _TYPE_CODES[MemoryType.PROFILE]
+        names = [
+            i
+            for i in np.flatnonzero(live & (copy.type_code == profile))
+            if copy.memories[i].memory_key.startswith("profile:name")
+        ]
+        order += names[:1]
+        preference = np.flatnonzero(live & (copy.type_code == _TYPE_CODES[MemoryType.PREFERENCE]))
+        order += sorted(
+            preference,
+            key=lambda i: (
+                not copy.pinned[i],
+                -copy.importance[i],
+                -copy.memories[i].use_count,
+                -copy.updated[i],
+            ),
+        )[:TOP_PREFERENCES]
+        pinned = np.flatnonzero(live & copy.pinned)
+        order += sorted(pinned, key=lambda i: -copy.updated[i])[:FOUNDATION_LIMIT]
+        words = copy.keyword.scores(retrieval.tokenize(message)) if message else None
+        if words is not None and words.size:
+            words = np.where(live, words, 0)
+            best = np.argsort(-words)[:related]
+            order += [i for i in best if words[i] > 0]
+        return [copy.memories[i] for i in dict.fromkeys(int(i) for i in order)]
+    finally:
+        copy.lock.release()

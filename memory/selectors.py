@@ -278,22 +278,9 @@ def confirmed_facts_for(
     """
     if person_id is None:
         return []
-    from memory import search, store
+    from memory import search
 
-    picked = [
-        *search.always_inject(person_id=person_id, at=now),
-        *search.foundation_memories(person_id=person_id, at=now),
-    ]
-    related = search.memory_search(
-        prefix=store.person_namespace(person_id),
-        query=message,
-        semantic=False,
-        confirmed=True,
-        limit=3,
-        entity_cards=False,
-        at=now,
-    )
-    picked += [hit.memory for hit in related.hits if hit.relevance > 0]
+    picked = search.turn_facts(person_id=person_id, message=message, at=now)
     seen: set = set()
     facts = []
     for memory in picked:
