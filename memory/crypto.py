@@ -135,6 +135,7 @@ class Keyring:
         self.keys: tuple[_Key, ...] = tuple(keys)
         self.by_kid = {key.kid: key for key in keys}
         if len(self.by_kid) != len(keys):
+            # (Or two keys share a 32-bit id, about one chance in four billion: make another.)
             raise ImproperlyConfigured("CLARA_ENCRYPTION_KEYS lists the same key twice.")
         self.primary = keys[0]
 
