@@ -24,25 +24,35 @@ ARGS = [
 ]
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
-# Playwright's sync API keeps an event loop in the test thread; the ORM calls the tests make
-# between browser steps are plain synchronous ones, so Django's async guard is lifted here.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "e2e: drives a real browser against a live server")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One browser per module, gone (with Playwright's event loop) before other tests run.
+
+    Playwright's sync API keeps an event loop in the test thread while it runs; the ORM calls
+    the tests make between browser steps are plain synchronous ones, so Django's async guard is
+    lifted for exactly that long, and restored after, so later tests see the usual settings.
+    """
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield browser
-        browser.close()
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @pytest.fixture
