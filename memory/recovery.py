@@ -5,7 +5,8 @@ so an acknowledged exchange survives a crash. Appends and replays take an exclus
 side file, which serialises them across web workers and processes on one machine. A replay stores
 each entry through the normal exchange service with its idempotency key, so replaying twice, or
 replaying an exchange that a client retry already stored, stores nothing twice. Both messages are
-redacted (`memory.sensitive`) before they are written: a secret never reaches the file either.
+redacted (`memory.sensitive`) before they are written: a secret never reaches the file either;
+and encrypted with the database's keys (`memory.crypto`), so the file holds no plaintext.
 """
 
 import dataclasses
@@ -24,6 +25,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError
 
+from memory import crypto
 from memory.emotion import EmotionReading
 from memory.errors import DomainError
 from memory.sensitive import redact_text
@@ -76,7 +78,8 @@ def _encode(fields: dict[str, Any]) -> str:
     entry: dict[str, Any] = {"version": FORMAT_VERSION}
     for name, value in fields.items():
         if name in _FREE_TEXT and isinstance(value, str):
-            value = redact_text(value)
+            # Redacted, then encrypted like the message columns: the file holds no plaintext.
+            value = crypto.encrypt(redact_text(value))
         elif dataclasses.is_dataclass(value):
             value = dataclasses.asdict(value)
         elif isinstance(value, datetime):
@@ -92,6 +95,10 @@ def _decode(line: str) -> dict[str, Any]:
 
     entry = json.loads(line)
     entry.pop("version", None)
+    for name in _FREE_TEXT:
+        # Entries written before encryption are plain text and read as they are.
+        if crypto.is_encrypted(entry.get(name)):
+            entry[name] = crypto.decrypt(entry[name])
     entry["session_id"] = uuid.UUID(entry["session_id"])
     entry["at"] = datetime.fromisoformat(entry["at"])
     if entry.get("emotion"):

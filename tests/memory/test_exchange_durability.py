@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import OperationalError, connection
 
-from memory import recovery, services
+from memory import crypto, recovery, services
 from memory.models import (
     ChatMessage,
     DetectedEmotion,
@@ -265,7 +265,9 @@ def test_recovery_log_entries_are_complete_json_lines(disk_failure):
 
     (line,) = Path(settings.CLARA_RECOVERY_LOG).read_text().splitlines()
     entry = json.loads(line)
-    assert entry["user_message"] == "Where's Ann?"
+    # Encrypted on disk like the message columns; the keys read it back.
+    assert "Ann" not in line
+    assert crypto.decrypt(entry["user_message"]) == "Where's Ann?"
     assert entry["version"] == recovery.FORMAT_VERSION
     assert entry["idempotency_key"]
 

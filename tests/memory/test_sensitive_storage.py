@@ -1,11 +1,12 @@
 """Secrets sent in an exchange are redacted before anything is stored: tables, log file, answers."""
 
+import json
 import uuid
 
 import pytest
 from django.db import OperationalError, connection
 
-from memory import recovery, repetition, services
+from memory import crypto, recovery, repetition, services
 from memory.models import ChatMessage, RepetitionRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -179,7 +180,13 @@ def test_an_exchange_kept_in_the_recovery_log_is_redacted_on_disk(api, refused_w
     assert recovery.pending_count() == 1
     on_disk = recovery.log_path().read_bytes().decode()
     _assert_no_secret(on_disk)
-    assert "[card number removed]" in on_disk
+    # Encrypted on disk; what the keys read back is the redacted text.
+    entry = json.loads(on_disk)
+    assert "[card number removed]" not in on_disk
+    _assert_no_secret(crypto.decrypt(entry["user_message"]))
+    assert "[card number removed]" in crypto.decrypt(entry["user_message"]) + crypto.decrypt(
+        entry["assistant_message"]
+    )
     assert ChatMessage.objects.count() == 0
 
 
