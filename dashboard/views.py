@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import reswap
 
 from dashboard import charts, selectors, services, words
 from dashboard.access import Access, Need, get_person_for
@@ -617,7 +618,9 @@ def memory_action(
     if not request.htmx:
         return redirect(reverse("dashboard:memories", args=[person_id]))
     if memory is None:
-        return HttpResponse("", status=status)  # the item disappears from the list
+        # The item disappears from the list: htmx's own "delete" swap, which does not depend on
+        # swapping an empty body over an element htmx may still be settling.
+        return reswap(HttpResponse("", status=status), "delete")
     context["memory"] = memory
     return _render(request, "dashboard/memory_edit.html", access, context, partial="memory-item")
 
