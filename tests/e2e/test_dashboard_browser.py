@@ -168,12 +168,12 @@ def test_review_what_clara_remembers(browser, live_server, alice, peggy, shoot):
     page.locator(item).scroll_into_view_if_needed()
     shoot(page, "memories")
     page.locator(f"{item} >> text=That's right").click()
-    page.wait_for_selector(f"{item} >> text=Confirmed")
+    page.wait_for_selector(f"{item} .badge.confirmed")
     # The confirmation is stored; forget from a fresh page (a click landing while htmx is still
     # replacing the item can hit the outgoing copy: see the issue note).
     assert Memory.objects.get(id=roses.id).confirmed
     page.goto(f"{live_server.url}/people/{peggy.id}/memories/")
-    page.wait_for_selector(f"{item} >> text=Confirmed")
+    page.wait_for_selector(f"{item} .badge.confirmed")
     page.locator(f"{item} button.danger").click()
     page.wait_for_selector(item, state="detached")
     assert not Memory.objects.filter(id=roses.id).exists()
