@@ -46,9 +46,11 @@ bench-quick: install
 
 # Long-term memory search against LangGraph's stores and mem0 (the `bench` dependency group, never
 # imported by the product).
+# The LoCoMo evaluation file (not shipped): LOCOMO=path/to/file.json make bench-search
+LOCOMO ?= ../shared/data/locomo/locomo_dev.json
 bench-search: install
 	.venv/bin/uv sync --frozen --inexact --quiet --group bench
-	$(PY) bench/search_bench.py
+	$(PY) bench/search_bench.py --data $(LOCOMO)
 
 clean:
 	rm -rf .venv data staticfiles .pytest_cache

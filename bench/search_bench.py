@@ -65,7 +65,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "data" / "bench"
 RESULTS_DIR = ROOT / "bench" / "results"
 VECTOR_CACHE = BENCH_DIR / "search-vectors.npz"
-DEFAULT_DATA = Path("/work/shared/data/locomo/locomo_dev.json")
 PG_SERVER = "postgres://postgres@127.0.0.1:5432/"
 
 DEFAULT_SIZES = [1_000, 10_000, 100_000]
@@ -870,7 +869,7 @@ def main() -> None:
         "--mem0-dir", default="/dev/shm" if Path("/dev/shm").is_dir() else str(BENCH_DIR)
     )
     parser.add_argument("--mem0-disk-adds", type=int, default=300)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
     parser.add_argument("--pg-server", default=PG_SERVER)
     parser.add_argument("--profile", action="store_true", help="cProfile Clara's warm searches")
     parser.add_argument("--quick", action="store_true", help="1k and 10k, 50 queries")

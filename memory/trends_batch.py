@@ -203,8 +203,6 @@ def _scaled(column: str) -> str:
 def _query(template: str | dict[str, str], rows: list[list], *, column: str = "") -> list:
     """Run one of the templates above on this engine with `rows` as its JSON parameter."""
     vendor = connection.vendor
-    if vendor not in _HOUR:
-        raise NotImplementedError(f"Batch trends support SQLite and PostgreSQL, not {vendor}.")
     sql = (template[vendor] if isinstance(template, dict) else template).format(
         people=_json_rows(_PEOPLE_COLUMNS),
         work=_json_rows(_WORK_COLUMNS),
@@ -402,7 +400,15 @@ def people_trends_compute(
     each person, in five reads and one write for the whole batch.
     """
     now = now or timezone.now()
-    people = list(Person.objects.filter(id__in=list(person_ids)).only("id", "caregiver_context"))
+    person_ids = list(person_ids)
+    if connection.vendor not in _HOUR:
+        # The grouped SQL is written for SQLite and PostgreSQL; any other engine Django supports
+        # gets the same rows from the per-person path.
+        found = list(Person.objects.filter(id__in=person_ids).values_list("id", flat=True))
+        for person_id in found:
+            trends.person_trends_compute(person_id=person_id, day=day, now=now)
+        return found
+    people = list(Person.objects.filter(id__in=person_ids).only("id", "caregiver_context"))
     days = {
         person.id: day or now.astimezone(trends.person_zone(person)).date() for person in people
     }

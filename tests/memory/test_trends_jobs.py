@@ -52,6 +52,21 @@ def test_a_batch_task_writes_each_persons_row_and_running_it_twice_changes_nothi
 
 
 @pytest.mark.django_db
+def test_an_engine_without_the_grouped_sql_gets_the_same_rows_person_by_person(monkeypatch):
+    people = [_person_who_talked(0.2), _person_who_talked(0.6)]
+    trends_batch.people_trends_compute(person_ids=people)
+    batched = {t.person_id: t.data for t in PersonTrend.objects.all()}
+    PersonTrend.objects.all().delete()
+    # As if the database were neither SQLite nor PostgreSQL.
+    monkeypatch.setattr(trends_batch, "_HOUR", {})
+
+    assert sorted(trends_batch.people_trends_compute(person_ids=[*people, uuid.uuid4()])) == sorted(
+        people
+    )
+    assert {t.person_id: t.data for t in PersonTrend.objects.all()} == batched
+
+
+@pytest.mark.django_db
 def test_the_daily_job_fans_out_every_active_person_in_batches(monkeypatch):
     people = {str(_person_who_talked()) for _ in range(5)}
     Person.objects.create(  # not active for 40 days: not due
