@@ -1,42 +1,59 @@
 # Clara Memory. `make run` serves a demo on a fresh clone (web, worker and scheduler); `make test`
 # runs the suite.
 PY := .venv/bin/python
+UV := .venv/tools/bin/uv
 UV_VERSION := 0.13.9
 PORT ?= 8000
 export PORT
+# Settings default to production: DEBUG off, and then every secret, the database and the broker
+# must be given. What this file runs is a developer's (a local demo, the tests, benchmarks), so
+# it turns DEBUG on, unless the caller set DEBUG.
+DEBUG ?= 1
+export DEBUG
 
-.PHONY: install run test lint bench bench-quick bench-search clean
+.PHONY: install run test test-langgraph lint bench bench-quick bench-search clean
 
-# The virtualenv is rebuilt when the dependencies or the lock file change.
+# The virtualenv is rebuilt when the dependencies or the lock file change. uv (pinned) goes into
+# .venv/tools with the interpreter's own pip: a venv without pip is created in a blink, where
+# ensurepip alone takes seconds. Without a usable pip outside, the venv's own is bootstrapped.
 .venv/.synced: pyproject.toml uv.lock
-	test -x $(PY) || python3 -m venv .venv
-	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
-	.venv/bin/uv sync --frozen --inexact --quiet
+	test -x $(PY) || python3 -m venv --without-pip .venv
+	test -x $(UV) || python3 -m pip install --quiet --disable-pip-version-check --target .venv/tools "uv==$(UV_VERSION)" 2>/dev/null \
+		|| { $(PY) -m ensurepip --default-pip >/dev/null && $(PY) -m pip install --quiet --disable-pip-version-check --target .venv/tools "uv==$(UV_VERSION)"; }
+	$(UV) sync --frozen --inexact --quiet
+	@# The repeat check's ONNX graphs, built from the shipped weights (none downloaded).
+	$(PY) -m memory.core.onnx_minilm > /dev/null
 	touch $@
 
 install: .venv/.synced
 
+# One process prepares everything (migrate, recovery log, the demo with its summaries, facts,
+# trends and alerts computed, the logins and a new API key: `manage.py prepare_run`), printing the
+# logins and the key last; then web, worker and scheduler start together (Procfile.dev). Ctrl-C
+# stops all three, and so does one of them exiting. honcho kills what is still running after
+# KILL_WAIT; the worker on the embedded broker takes up to ~7 s to stop cleanly, so it gets 20.
+# --env /dev/null: settings come from the environment only, as for prepare_run. Unbuffered, so
+# each line shows when it happens, even through a pipe.
+run: export PYTHONUNBUFFERED = 1
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py replay_recovery_log
-	$(PY) manage.py load_demo --if-empty
-	$(PY) manage.py create_demo_caregivers
-	$(PY) manage.py compute_trends
-	$(PY) manage.py create_api_key "make run"
-	@# Web, worker and scheduler together (Procfile.dev); Ctrl-C stops all three, and so does one
-	@# of them exiting. honcho kills what is still running after KILL_WAIT; the worker on the
-	@# embedded broker takes up to ~7 s to stop cleanly, so it gets 20. --env /dev/null: settings
-	@# come from the environment only, as for the commands above.
-	PYTHONUNBUFFERED=1 $(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
+	$(PY) manage.py prepare_run
+	$(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
 		start --env /dev/null --procfile Procfile.dev --port $(PORT)
 
 test: install
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
 
+# LangGraph's own store tests (from the sdists uv.lock pins, fetched from PyPI) against ClaraStore,
+# beside InMemoryStore's results: fails if ClaraStore fails a case InMemoryStore passes, or one
+# docs/langgraph.md does not explain. Set DATABASE_URL to run it on PostgreSQL.
+test-langgraph: install
+	$(PY) tests/langgraph_conformance/run.py
+
 lint: install
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/lint-imports
 
 bench: install
 	$(PY) bench/memory_bench.py
@@ -49,7 +66,7 @@ bench-quick: install
 # The LoCoMo evaluation file (not shipped): LOCOMO=path/to/file.json make bench-search
 LOCOMO ?= ../shared/data/locomo/locomo_dev.json
 bench-search: install
-	.venv/bin/uv sync --frozen --inexact --quiet --group bench
+	$(UV) sync --frozen --inexact --quiet --group bench
 	$(PY) bench/search_bench.py --data $(LOCOMO)
 
 clean:

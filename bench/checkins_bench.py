@@ -62,7 +62,8 @@ def main() -> None:
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
-    from memory import checkins, services
+    from memory.companion import checkins
+    from memory.conversations import services
     from memory.models import CheckIn, CheckInSettings, Person
 
     call_command("migrate", verbosity=0)

@@ -9,9 +9,9 @@
 Builds (or reuses: data/bench/dashboard-v<DATA_VERSION>-<days>d-<others>.sqlite3; delete it to
 rebuild; on PostgreSQL the database named in DATABASE_URL must exist) a database with one person who talked
 with Clara 2–3 times a day for a year (about 11,000 exchanges: both messages, an emotion and a
-repetition record each, a story on ~10% of Clara's replies, a summary per conversation, a few
+repetition record with its stored meaning each, a story on ~10% of Clara's replies, a summary per conversation, a few
 alerts), beside 20 other people with a month each. Rows go in with bulk_create in one
-transaction; the nightly trends are computed for the person with memory.trends.
+transaction; the nightly trends are computed for the person with memory.insights.trends.
 
 Then, in-process through Django's test client (the whole stack: middleware, session save,
 login check, access check and its audit insert, selectors, charts, templates), it requests the
@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "data" / "bench"
-DATA_VERSION = 2  # 2: message text encrypted at rest
+DATA_VERSION = 4  # 2: message text encrypted at rest; 3, 4: each repetition record has its meaning
 SEED = 20261122
 TARGET_MS = 150.0
 ZONE = "Europe/London"
@@ -85,6 +85,13 @@ def hour_for(rng: random.Random, slot: str) -> int:
     return {"morning": rng.randint(8, 11), "afternoon": rng.randint(13, 16)}.get(
         slot, rng.randint(17, 21)
     )
+
+
+def meanings_of_questions() -> dict[str, bytes]:
+    """The stored meaning of each question (memory.conversations.repeats), as the ORM takes it."""
+    from memory.conversations import meaning
+
+    return {text: meaning.to_stored(meaning.analyse(text)) for _, text in QUESTIONS}
 
 
 def build_person(*, days: int, now: datetime, rng: random.Random, name: str, rows: dict):
@@ -164,6 +171,7 @@ def build_person(*, days: int, now: datetime, rng: random.Random, name: str, row
                         question_type=qtype,
                         repeat_count=count,
                         timestamp=at,
+                        meaning=rows["meanings"][text],
                     )
                 )
                 if stories and rng.random() < 0.1:
@@ -217,7 +225,7 @@ def build(*, days: int, others: int) -> None:
     from django.utils import timezone
 
     from memory import models as m
-    from memory.trends import person_trends_compute
+    from memory.insights.trends import person_trends_compute
 
     if m.Person.objects.filter(display_name="Bench Peggy").exists():
         log("reusing the database")
@@ -229,6 +237,7 @@ def build(*, days: int, others: int) -> None:
     rows = {k: [] for k in ("people", "sessions", "messages", "emotions", "repetitions")}
     rows |= {"narratives": [], "alerts": []}
     rows["story_ids"] = list(m.Narrative.objects.values_list("id", "category"))
+    rows["meanings"] = meanings_of_questions()
     build_person(days=days, now=now, rng=rng, name="Bench Peggy", rows=rows)
     for index in range(others):
         build_person(days=30, now=now, rng=rng, name=f"Other {index:02d}", rows=rows)
@@ -259,10 +268,11 @@ def measure(*, runs: int) -> list[dict]:
     from django.urls import reverse
 
     from dashboard.models import CareRole, CareTeamMembership
-    from memory.models import DetectedEmotion, Person, Session
+    from memory.models import DetectedEmotion, OrganisationMembership, Person, Session
 
     person = Person.objects.get(display_name="Bench Peggy")
     user, _ = get_user_model().objects.get_or_create(username="bench-admin")
+    OrganisationMembership.objects.get_or_create(user=user, organisation=person.organisation)
     CareTeamMembership.objects.update_or_create(
         user=user, person=person, defaults={"role": CareRole.ADMIN, "can_see_transcripts": True}
     )

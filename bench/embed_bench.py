@@ -28,8 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory import retrieval  # noqa: E402
-from memory.embeddings import HashingEmbedder, MiniLMEmbedder, model_dir  # noqa: E402
+from bench import conversation_search as retrieval  # noqa: E402
+from memory.core.embeddings import HashingEmbedder, MiniLMEmbedder, model_dir  # noqa: E402
 
 
 def vocabulary() -> list[str]:
@@ -48,7 +48,7 @@ def sentences(words: list[str], n: int, length: int, seed: int) -> list[str]:
 def load_time() -> float:
     """Seconds for a fresh interpreter to import the module and load the model (median of 3)."""
     code = (
-        "import time; t=time.perf_counter(); from memory.embeddings import MiniLMEmbedder; "
+        "import time; t=time.perf_counter(); from memory.core.embeddings import MiniLMEmbedder; "
         "m=MiniLMEmbedder(); m.load(); m.encode(['warm']); print(time.perf_counter()-t)"
     )
     runs = []

@@ -95,7 +95,7 @@ def _free_port() -> int:
 
 
 def _encryption_key() -> str:
-    """A fresh key, as `memory.crypto.generate_key` makes them (32 bytes, base64url)."""
+    """A fresh key, as `memory.core.crypto.generate_key` makes them (32 bytes, base64url)."""
     import base64
 
     return base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()

@@ -10,8 +10,8 @@ evidence counts as 1; an evidence id that names no turn is a miss for every syst
 
 Three retrievers are reported, each with a per-category breakdown:
 - MiniLM: cosine of all-MiniLM-L6-v2 vectors of `<speaker> said, "<text>"` (the paper's text);
-- BM25: memory.retrieval's tokenizer and BM25 over the same texts;
-- hybrid: memory.retrieval.ConversationSearch, the product's method for stored conversations
+- BM25: memory.facts.ranking's tokenizer and BM25 over the same texts;
+- hybrid: bench/conversation_search.py, the product's method for stored conversations
   (see that module for what it adds: neighbouring turns, the session, the speakers named).
 
 Only what a memory system has is used: speakers, turn text, image captions, session dates and
@@ -41,8 +41,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory import retrieval  # noqa: E402
-from memory.embeddings import Embedder, MiniLMEmbedder  # noqa: E402
+from bench import conversation_search as retrieval  # noqa: E402
+from memory.core.embeddings import Embedder, MiniLMEmbedder  # noqa: E402
 
 CACHE_DIR = ROOT / "data" / "bench"
 KS = (5, 10, 25, 50)
@@ -283,8 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = CachedEmbedder(MiniLMEmbedder(), args.cache)
     runs = {
         "minilm": ("MiniLM alone (cosine over turns)", minilm_ranker(embedder)),
-        "bm25": ("BM25 alone (memory.retrieval tokenizer)", bm25_ranker),
-        "hybrid": ("hybrid: memory.retrieval.ConversationSearch", hybrid_ranker(embedder)),
+        "bm25": ("BM25 alone (memory.facts.ranking tokenizer)", bm25_ranker),
+        "hybrid": ("hybrid: bench/conversation_search.py", hybrid_ranker(embedder)),
     }
     for key in args.only or list(runs):
         name, ranker = runs[key]

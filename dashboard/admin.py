@@ -1,12 +1,42 @@
-"""Admin for care teams (editable) and the audit trail (read only: nobody edits history)."""
+"""Admin for care teams (editable) and the audit trail (read only: nobody edits history).
 
+Both are scoped like every admin page (memory.admin.base.OrganisationScopedAdmin): staff who are
+not superusers see only their organisations' care teams and audit rows.
+"""
+
+from django import forms
 from django.contrib import admin
 
 from dashboard.models import AuditEvent, CareTeamMembership
+from memory.admin.base import OrganisationScopedAdmin
+from memory.models import OrganisationMembership
+
+
+class CareTeamMembershipForm(forms.ModelForm):
+    """A care team is within its person's organisation: only that organisation's logins."""
+
+    class Meta:
+        model = CareTeamMembership
+        fields = ("user", "person", "role", "can_see_transcripts")
+
+    def clean(self):
+        data = super().clean()
+        user, person = data.get("user"), data.get("person")
+        if (
+            user is not None
+            and person is not None
+            and not OrganisationMembership.objects.filter(
+                user_id=user.pk, organisation_id=person.organisation_id
+            ).exists()
+        ):
+            self.add_error("user", "This login is not in the person's organisation.")
+        return data
 
 
 @admin.register(CareTeamMembership)
-class CareTeamMembershipAdmin(admin.ModelAdmin):
+class CareTeamMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
+    organisation_lookup = "person__organisation"
+    form = CareTeamMembershipForm
     list_display = ["user", "person", "role", "can_see_transcripts", "created_at"]
     list_filter = ["role", "can_see_transcripts"]
     list_select_related = ["user", "person"]
@@ -15,12 +45,13 @@ class CareTeamMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
     """Readable by operators; no one may add, change or delete an audit row here."""
 
-    list_display = ["at", "username", "person", "action", "object_id", "allowed"]
+    organisation_lookup = "organisation"
+    list_display = ["at", "username", "organisation", "person", "action", "object_id", "allowed"]
     list_filter = ["action", "allowed"]
-    list_select_related = ["person"]
+    list_select_related = ["person", "organisation"]
     search_fields = ["username", "object_id"]
     date_hierarchy = "at"
     show_full_result_count = False

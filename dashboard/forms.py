@@ -11,9 +11,27 @@ class AlertStatusForm(forms.Form):
 
 
 class MemberAddForm(forms.Form):
-    username = forms.CharField(label="Their login name", max_length=150)
+    """Add someone to a care team: only a login of the person's organisation can be chosen.
+
+    Any other name (unknown, or a login of another organisation) gets the same answer, so the
+    form says nothing about logins elsewhere.
+    """
+
+    username = forms.ModelChoiceField(
+        label="Who",
+        queryset=None,
+        to_field_name="username",
+        error_messages={
+            "invalid_choice": "Choose someone from the list.",
+            "required": "Choose someone from the list.",
+        },
+    )
     role = forms.ChoiceField(choices=CareRole.choices, initial=CareRole.FAMILY)
     can_see_transcripts = forms.BooleanField(label="May read full conversations", required=False)
+
+    def __init__(self, *args, logins, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["username"].queryset = logins
 
 
 class MemberUpdateForm(forms.Form):

@@ -1,5 +1,9 @@
 """Who may see whom: care-team memberships, and the audit trail of what caregivers read and did.
 
+A care team is within its person's organisation: only logins of that organisation
+(memory's OrganisationMembership) are members, and the access check (dashboard.access) asks for
+both memberships.
+
 Erasure: memberships go with the person (CASCADE). Audit rows stay, but only point at the person
 (SET_NULL on erasure) and never copy names or message text into their own columns, so erasing a
 person leaves nothing identifying behind in the audit table.
@@ -9,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from memory.models import Person
+from memory.models import Organisation, Person
 
 
 class CareRole(models.TextChoices):
@@ -72,6 +76,7 @@ class AuditAction(models.TextChoices):
     ALERT_STATUS = "alert_status", "changed an alert"
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
+    FORGET_MEMORY = "forget_memory", "forgot a memory"
     EDIT_TEAM = "edit_team", "changed the care team"
     VIEW_ERASE = "view_erase", "opened the erase page"
     ERASE = "erase", "erased the person"
@@ -91,6 +96,16 @@ class AuditEvent(models.Model):
     )
     # The caregiver's login name, kept when the user is deleted: the audit must still say who.
     username = models.CharField(max_length=150)
+    # The person's organisation, kept when the person is erased: its admin reads its audit.
+    # Indexed by idx_audit_org_at, which leads with it.
+    organisation = models.ForeignKey(
+        Organisation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+    )
     # SET_NULL: erasing the person leaves the row (someone read something, then) without them.
     # Indexed by idx_audit_person_at, which leads with it.
     person = models.ForeignKey(
@@ -114,6 +129,8 @@ class AuditEvent(models.Model):
             models.Index(fields=["person", "-at"], name="idx_audit_person_at"),
             # "What did this caregiver look at".
             models.Index(fields=["user", "-at"], name="idx_audit_user_at"),
+            # An organisation's audit, newest first (its admin's audit page).
+            models.Index(fields=["organisation", "-at"], name="idx_audit_org_at"),
         ]
 
     def __str__(self) -> str:

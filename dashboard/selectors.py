@@ -3,28 +3,39 @@
 Each selector answers one panel of the person page with a fixed, small number of queries that
 read through the person's (person, timestamp) or (session, ...) indexes, so the cost follows the
 window shown (30 days, 90 days, 20 conversations), not how long the person has talked with Clara.
-Times are shown in the person's own time zone (caregiver_context["timezone"]).
+Times are shown in the person's own time zone (CaregiverContext.zone).
 """
 
+import heapq
+import itertools
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
-from django.db.models import Avg, Count, F, Max, OuterRef, Q, Subquery, Sum, Value
+from django.db.models import Avg, Count, F, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from dashboard import words
-from dashboard.models import CareTeamMembership
+from dashboard import access, words
+from dashboard.models import AuditEvent, CareTeamMembership
 from dashboard.sql import LocalWeekHour
-from memory import escalation, trends
+from memory.conversations import escalation
+from memory.conversations.repeats import Said, decode_meaning, group_by_meaning
+from memory.core.person import CaregiverContext, person_zone
+from memory.insights import trends
 from memory.models import (
+    AccessChannel,
+    AccessEvent,
+    AccessOutcome,
     Alert,
     ChatMessage,
     DetectedEmotion,
     Emotion,
     Narrative,
+    Organisation,
+    OrganisationMembership,
     Person,
     PersonTrend,
     QuestionType,
@@ -40,6 +51,10 @@ WEEKS_SHOWN = 12
 REPETITION_DAYS = 30
 SESSIONS_CHARTED = 20
 MOST_REPEATED = 8
+# The repeated-questions panel reads at most this many of the person's latest messages in its
+# window, and compares the MERGE_WORDINGS most frequent wordings by meaning.
+REPEATED_MESSAGES = 2000
+MERGE_WORDINGS = 400
 SESSIONS_PER_PAGE = 20
 ALERTS_SHOWN = 30
 NOT_ACKNOWLEDGED = [Alert.Status.OPEN, Alert.Status.LOOKING_INTO]
@@ -50,13 +65,13 @@ def _local_midnight(day: date, zone: ZoneInfo) -> datetime:
 
 
 def _today_start(person: Person, now: datetime) -> datetime:
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     return _local_midnight(now.astimezone(zone).date(), zone)
 
 
 def _week_start(person: Person, now: datetime) -> datetime:
     """This week's Monday, 00:00 where the person lives."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     today = now.astimezone(zone).date()
     return _local_midnight(today - timedelta(days=today.weekday()), zone)
 
@@ -106,12 +121,12 @@ class PersonCard:
 
     @property
     def zone(self) -> ZoneInfo:
-        return trends.person_zone(self.person)
+        return person_zone(self.person)
 
 
 def person_name(person: Person) -> str:
     """The name caregivers use: the preferred name, with the display name when it differs."""
-    preferred = str((person.caregiver_context or {}).get("preferredName") or "").strip()
+    preferred = CaregiverContext.of(person).preferred_name
     display = person.display_name.strip()
     if preferred and display and preferred != display:
         return f"{preferred} ({display})"
@@ -171,10 +186,11 @@ def _open_alerts_subquery() -> Coalesce:
 
 
 def people_for_user(*, user, now: datetime) -> list[PersonCard]:
-    """The people in `user`'s care teams, most recently active first, with today's mood."""
+    """The people in `user`'s care teams within its organisations (dashboard.access), most
+    recently active first, with today's mood."""
     memberships = list(
-        CareTeamMembership.objects.filter(user_id=user.pk)
-        .select_related("person")
+        access.care_memberships(user)
+        .select_related("person__organisation")
         .annotate(open_alerts=_open_alerts_subquery())
         .order_by("-person__last_active_at")
     )
@@ -194,7 +210,7 @@ def person_card(*, person: Person, membership: CareTeamMembership, now: datetime
     return PersonCard(person=person, membership=membership, open_alerts=open_alerts, mood=mood)
 
 
-# --- Latest trends (computed nightly by memory.trends) -----------------------------------------
+# --- Latest trends (computed nightly by memory.insights.trends) -----------------------------------------
 
 
 def latest_trends(*, person: Person, now: datetime) -> dict:
@@ -202,7 +218,7 @@ def latest_trends(*, person: Person, now: datetime) -> dict:
     row = PersonTrend.objects.filter(person_id=person.id).order_by("-day").values("data").first()
     if row is not None:
         return row["data"]
-    return trends.trends_data(person=person, day=now.astimezone(trends.person_zone(person)).date())
+    return trends.trends_data(person=person, day=now.astimezone(person_zone(person)).date())
 
 
 # --- Emotion timeline ---------------------------------------------------------------------------
@@ -234,7 +250,7 @@ def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS
     The baseline is the nightly trends' (the last 30 conversations); the spread is the standard
     deviation of the readings shown, so the band is "their usual range". Three queries.
     """
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     since = now - timedelta(days=days)
     window = DetectedEmotion.objects.filter(
         person_id=person.id, timestamp__gte=since, timestamp__lte=now
@@ -328,7 +344,7 @@ class Heatmap:
 
 def distress_heatmap(*, person: Person, now: datetime, days: int = HEATMAP_DAYS) -> Heatmap:
     """Average distress by weekday and hour (local) over the last `days` days: one GROUP BY."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     since = now - timedelta(days=days)
     averages: list[list[float | None]] = [[None] * 24 for _ in range(7)]
     readings = [[0] * 24 for _ in range(7)]
@@ -362,7 +378,7 @@ def weekly_distress(*, person: Person, now: datetime, weeks: int = WEEKS_SHOWN) 
     Week bounds are computed in the person's zone, so each week is a plain timestamp range:
     two queries of conditional aggregates over the (person, time) indexes.
     """
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     this_week = _week_start(person, now).date()
     starts = [this_week - timedelta(weeks=back) for back in range(weeks - 1, -1, -1)]
     bounds = [_local_midnight(start, zone) for start in starts] + [now]
@@ -404,7 +420,7 @@ def questions_per_session(
     *, person: Person, now: datetime, sessions: int = SESSIONS_CHARTED
 ) -> list[SessionQuestions]:
     """Questions asked in each of the latest conversations, by type (not 'other'), oldest first."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     recent = list(
         Session.objects.filter(person_id=person.id, created_at__lte=now, message_count__gt=0)
         .order_by("-created_at")
@@ -428,66 +444,135 @@ def questions_per_session(
 
 @dataclass
 class RepeatedQuestion:
-    example: str
+    example: str  # the most frequent wording (the person's own words: transcript right only)
     question_type: str
     times: int
     conversations: int
+    wordings: int = 1  # how many different wordings (by words or by meaning) were one question
+
+    @property
+    def in_other_words(self) -> bool:
+        return self.wordings > 1
+
+
+_NOT_A_WORD = re.compile(r"[^\w\s]|_")
 
 
 def _said_the_same(text: str) -> str:
     """What makes two short messages the same: their words, lower case, without punctuation."""
-    return " ".join("".join(c for c in text.lower() if c.isalnum() or c.isspace()).split())
+    return " ".join(_NOT_A_WORD.sub("", text.lower()).split())
+
+
+@dataclass
+class _Wording:
+    example: str
+    question_type: str
+    fingerprint: str
+    record_id: uuid.UUID  # one record said this way: its stored meaning stands for all
+    times: int = 0
+    sessions: set = field(default_factory=set)
 
 
 def most_repeated_questions(
-    *, person: Person, now: datetime, days: int = REPETITION_DAYS, limit: int = MOST_REPEATED
+    *,
+    person: Person,
+    now: datetime,
+    days: int = REPETITION_DAYS,
+    limit: int = MOST_REPEATED,
+    messages: int = REPEATED_MESSAGES,
 ) -> list[RepeatedQuestion]:
-    """The questions asked most often in the last `days` days (same words or nearly), with counts.
+    """The questions asked most often in the last `days` days, each counted however it was put.
 
-    Messages with content words group by fingerprint in SQL (keyed tokens: equal word sets are
-    equal strings). Messages of only common words ("Where am I?", "Who's that?") all have the
-    empty fingerprint; their text is encrypted at rest, so they are grouped in Python by their
-    own words after decryption: one read of those rows, a few hundred at most in 30 days.
+    Reads the person's latest `messages` repetition records of the window (their text is
+    encrypted at rest, so it is compared after decryption, in Python) and groups them twice:
+    by wording (the same content words, keyed, and the same words once punctuation and case
+    are gone), then by meaning: wordings that mean the same ("I want to go home" / "Take me
+    home, please") become one question (memory.conversations.repeats.group_by_meaning, on the
+    stored meaning of one record per wording: no model runs here). Opposites ("I don't want to
+    go home") stay apart though their content words are the same. Rows stored without a
+    meaning group by their words only. The MERGE_WORDINGS most frequent wordings are compared.
     """
-    window = RepetitionRecord.objects.filter(
-        person_id=person.id, timestamp__gte=now - timedelta(days=days), timestamp__lte=now
-    )  # idx_repetition_user_type / idx_repetition_user
-    found = [
-        RepeatedQuestion(
-            example=row["example"],
-            question_type=row["question_type"],
-            times=row["times"],
-            conversations=row["conversations"],
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id,
+            # Every type, named: the (person, question_type, timestamp) index then reads just the
+            # window's rows (without it, SQLite walks all of the person's rows by fingerprint).
+            question_type__in=QuestionType.values,
+            timestamp__gte=now - timedelta(days=days),
+            timestamp__lte=now,
         )
-        for row in window.exclude(fingerprint="")
-        .values("fingerprint")
-        .annotate(
-            times=Count("id"),
-            conversations=Count("session_id", distinct=True),
-            # One of the ways it was put (decrypted on read); the type is the same for all.
-            example=Max("original_message"),
-            question_type=Max("question_type"),
+        .order_by("-timestamp")
+        .values_list("id", "fingerprint", "original_message", "question_type", "session_id")[
+            :messages
+        ]
+    )  # idx_repetition_user_type
+    wordings: dict[tuple[str, str], _Wording] = {}
+    for record_id, fingerprint, text, qtype, session_id in rows:
+        key = (fingerprint, _said_the_same(text))
+        said = wordings.get(key)
+        if said is None:
+            said = wordings[key] = _Wording(text, qtype, fingerprint, record_id)
+        said.times += 1
+        said.sessions.add(session_id)
+    ordered = sorted(
+        wordings.values(), key=lambda said: (-said.times, _said_the_same(said.example))
+    )[:MERGE_WORDINGS]
+    stored = dict(
+        RepetitionRecord.objects.filter(id__in=[said.record_id for said in ordered]).values_list(
+            "id", "meaning"
         )
-        .filter(times__gte=2)
-        .order_by("-times", "fingerprint")[:limit]
-    ]
-    short: dict[str, list] = {}
-    for text, qtype, session_id in window.filter(fingerprint="").values_list(
-        "original_message", "question_type", "session_id"
-    ):
-        short.setdefault(_said_the_same(text), []).append((text, qtype, session_id))
-    for said in short.values():
-        if len(said) >= 2:
-            found.append(
-                RepeatedQuestion(
-                    example=said[0][0],
-                    question_type=said[0][1],
-                    times=len(said),
-                    conversations=len({session_id for *_, session_id in said}),
-                )
+    )  # primary key
+    groups = group_by_meaning(
+        [
+            Said(
+                key=index,
+                fingerprint=said.fingerprint,
+                times=said.times,
+                meaning=decode_meaning(stored.get(said.record_id)),
             )
+            for index, said in enumerate(ordered)
+        ]
+    )
+    found = []
+    for group in groups:
+        members = [ordered[item.key] for item in group]
+        times = sum(member.times for member in members)
+        if times < 2:
+            continue
+        found.append(
+            RepeatedQuestion(
+                example=members[0].example,
+                question_type=members[0].question_type,
+                times=times,
+                conversations=len(set().union(*(member.sessions for member in members))),
+                wordings=len(members),
+            )
+        )
     found.sort(key=lambda q: (-q.times, _said_the_same(q.example)))
     return found[:limit]
+
+
+@dataclass
+class ChronicConversations:
+    chronic: int  # conversations in which one thing was asked CHRONIC_AT times or more
+    conversations: int
+
+
+def chronic_conversations(
+    *, person: Person, now: datetime, days: int = REPETITION_DAYS
+) -> ChronicConversations:
+    """How many of the person's conversations of the last `days` days went round in circles
+    (the chronic-repetition flag the exchange write sets). For caregivers; never the prompt."""
+    row = Session.objects.filter(
+        person_id=person.id,
+        created_at__gte=now - timedelta(days=days),
+        created_at__lte=now,
+        message_count__gt=0,
+    ).aggregate(
+        chronic=Count("id", filter=Q(chronic_repetition_pattern=True)),
+        conversations=Count("id"),
+    )  # idx_sessions_person_created
+    return ChronicConversations(row["chronic"], row["conversations"])
 
 
 @dataclass
@@ -501,7 +586,7 @@ def questions_by_hour(
     *, person: Person, now: datetime, days: int = REPETITION_DAYS
 ) -> list[HourCount]:
     """Questions (and repeats of an earlier one) by local hour over the last `days` days."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     since = now - timedelta(days=days)
     rows = (
         RepetitionRecord.objects.filter(
@@ -543,9 +628,13 @@ class WeekBand:
 
 
 def repetition_this_week(*, person: Person, now: datetime) -> WeekBand:
-    """This week's questions by type (since Monday, local) beside last week's: two queries."""
-    this_week = _week_start(person, now)
-    last_week = this_week - timedelta(weeks=1)
+    """The last 7 days' questions by type beside the 7 days before: two queries.
+
+    Rolling days, not calendar weeks: on a Monday morning a calendar week holds almost nothing,
+    and every question would read as asked less.
+    """
+    this_week = now - timedelta(days=7)
+    last_week = now - timedelta(days=14)
     is_this = Q(timestamp__gte=this_week)
     is_last = Q(timestamp__lt=this_week)
     rows = (
@@ -710,7 +799,7 @@ def sessions_page(
     *, person: Person, page: int = 1, per_page: int = SESSIONS_PER_PAGE
 ) -> tuple[list[SessionRow], bool]:
     """One page of the person's conversations, newest first; (rows, whether there are more)."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     offset = (max(page, 1) - 1) * per_page
     rows = list(
         Session.objects.filter(person_id=person.id, message_count__gt=0)
@@ -724,7 +813,7 @@ def session_for_person(*, person: Person, session_id: uuid.UUID) -> SessionRow |
     """The person's conversation with this id, or None (another person's session is not theirs)."""
     row = Session.objects.filter(id=session_id, person_id=person.id).values(*_SESSION_FIELDS)
     row = row.first()
-    return None if row is None else _session_row(row, trends.person_zone(person))
+    return None if row is None else _session_row(row, person_zone(person))
 
 
 @dataclass
@@ -758,7 +847,7 @@ class TranscriptLine:
 def transcript(*, person: Person, session_id: uuid.UUID) -> list[TranscriptLine]:
     """Every message of the conversation in order, with the feeling read from each of the
     person's messages, repeats, stories told and the messages that needed a person. One query."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     rows = (
         ChatMessage.objects.filter(session_id=session_id, person_id=person.id)
         .order_by("sequence_number")
@@ -821,7 +910,7 @@ class AlertRow:
 
 def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[AlertRow]:
     """The person's alerts: the ones needing a look first, then the newest."""
-    zone = trends.person_zone(person)
+    zone = person_zone(person)
     rows = (
         Alert.objects.filter(person_id=person.id)
         .order_by("-created_at")
@@ -868,8 +957,105 @@ def team_of(*, person: Person) -> list[CareTeamMembership]:
     )
 
 
-def user_by_username(username: str):
-    return get_user_model().objects.filter(username=username).first()
+def organisation_logins(*, organisation_id: uuid.UUID, exclude_person: Person | None = None):
+    """The logins of one organisation, by login name: the only ones a care team may take.
+
+    `exclude_person`: leave out those already in this person's care team.
+    """
+    users = get_user_model().objects.filter(
+        pk__in=OrganisationMembership.objects.filter(organisation_id=organisation_id).values(
+            "user_id"
+        ),
+        is_active=True,
+    )
+    if exclude_person is not None:
+        users = users.exclude(care_memberships__person_id=exclude_person.id)
+    return users.order_by("username")
+
+
+# --- An organisation's audit ---------------------------------------------------------------------
+
+AUDIT_PER_PAGE = 50
+CHANNEL_WORDS = {"dashboard": "dashboard", **dict(AccessChannel.choices)}
+
+
+@dataclass
+class AuditRow:
+    at: datetime
+    who: str
+    channel: str
+    person: Person | None
+    what: str
+    object_id: str
+    outcome: str
+
+    @property
+    def person_label(self) -> str:
+        # Erased people leave rows that point at no one.
+        return person_name(self.person) if self.person is not None else ""
+
+    @property
+    def refused(self) -> bool:
+        return self.outcome != AccessOutcome.ALLOWED.label
+
+
+def _dashboard_row(event: AuditEvent) -> AuditRow:
+    return AuditRow(
+        at=event.at,
+        who=event.username,
+        channel=CHANNEL_WORDS["dashboard"],
+        person=event.person,
+        what=event.get_action_display(),
+        object_id=event.object_id,
+        outcome=AccessOutcome.ALLOWED.label if event.allowed else AccessOutcome.REFUSED.label,
+    )
+
+
+def _access_row(event: AccessEvent) -> AuditRow:
+    who = event.actor
+    if who.startswith("key:"):
+        who = f"API key {who.removeprefix('key:')}"
+    elif who.startswith("user:"):
+        who = f"operator {who.removeprefix('user:')}"
+    return AuditRow(
+        at=event.at,
+        who=who,
+        channel=CHANNEL_WORDS.get(event.channel, event.channel),
+        person=event.person,
+        what=event.get_action_display(),
+        object_id=event.object_id,
+        outcome=event.get_outcome_display(),
+    )
+
+
+def organisation_audit(
+    *, organisation: Organisation, page: int = 1, per_page: int = AUDIT_PER_PAGE
+) -> tuple[list[AuditRow], bool]:
+    """One page of the organisation's audit, newest first, and whether there is an older page:
+    its caregivers' reads on the dashboard and its API keys' and operators' disclosures.
+
+    Two indexed reads (idx_audit_org_at, idx_access_org_at), each of the first page*per_page+1
+    rows, merged by time.
+    """
+    wanted = page * per_page + 1
+    dashboard_rows = (
+        AuditEvent.objects.filter(organisation_id=organisation.pk)
+        .select_related("person")
+        .order_by("-at", "-id")[:wanted]
+    )
+    access_rows = (
+        AccessEvent.objects.filter(organisation_id=organisation.pk)
+        .select_related("person")
+        .order_by("-at", "-id")[:wanted]
+    )
+    merged = heapq.merge(
+        (_dashboard_row(e) for e in dashboard_rows),
+        (_access_row(e) for e in access_rows),
+        key=lambda row: row.at,
+        reverse=True,
+    )
+    rows = list(itertools.islice(merged, (page - 1) * per_page, wanted))
+    return rows[:per_page], len(rows) > per_page
 
 
 # --- What Clara remembers ----------------------------------------------------------------------
@@ -884,7 +1070,7 @@ class MemoryGroup:
 
 def memories_by_type(*, person: Person, short_name: str) -> list[MemoryGroup]:
     """The person's live memories grouped by type in the review's order (most important first)."""
-    from memory import store  # the fact store imports the embedding model lazily
+    from memory.facts import store  # the fact store imports the embedding model lazily
 
     groups = {
         memory_type: MemoryGroup(memory_type, heading.format(name=short_name), [])
@@ -898,7 +1084,7 @@ def memories_by_type(*, person: Person, short_name: str) -> list[MemoryGroup]:
 
 
 def memories_of_type(*, person: Person, memory_type: str) -> list:
-    from memory import store
+    from memory.facts import store
 
     return store.memory_list_for_person(person.id, type=memory_type)
 

@@ -8,11 +8,13 @@ import uuid
 from django.db import transaction
 
 from dashboard.models import CareRole, CareTeamMembership
-from memory import alerts, store
-from memory.models import Alert, Memory, MemoryType, Person
+from memory.core.person import CaregiverContext
+from memory.facts import store
+from memory.insights import alerts
+from memory.models import Alert, Memory, MemoryType, OrganisationMembership, Person
 
 # Keys of Person.caregiver_context the profile page edits (the companion and summaries read them).
-PROFILE_KEYS = ("preferredName", "pronouns", "knownTopics", "avoidTopics", "agreedAnswers")
+PROFILE_FIELDS = ("preferred_name", "pronouns", "known_topics", "avoid_topics", "agreed_answers")
 
 
 def alert_act(*, alert: Alert, status: str, user) -> Alert:
@@ -29,7 +31,15 @@ def _other_admins(membership: CareTeamMembership) -> bool:
 
 
 def member_add(*, person: Person, user, role: str, can_see_transcripts: bool) -> str | None:
-    """Put `user` in the person's care team; returns an error sentence if already there."""
+    """Put `user` in the person's care team; returns an error sentence if already there.
+
+    A care team is within the person's organisation: a login of another organisation is
+    refused in the same words as an unknown one.
+    """
+    if not OrganisationMembership.objects.filter(
+        user_id=user.pk, organisation_id=person.organisation_id
+    ).exists():
+        return "Choose someone from the list."
     with transaction.atomic():
         _, created = CareTeamMembership.objects.get_or_create(
             person=person,
@@ -69,22 +79,15 @@ def member_remove(*, membership: CareTeamMembership) -> str | None:
 def profile_update(*, person: Person, changes: dict) -> Person:
     """Merge caregiver edits into Person.caregiver_context under a row lock (other keys stay).
 
-    Empty values remove their key; agreedAnswers keeps only the non-empty answers.
+    `changes` are CaregiverContext fields. Empty values remove their key; agreed answers keep
+    only the non-empty ones.
     """
-    unknown = set(changes) - set(PROFILE_KEYS)
+    unknown = set(changes) - set(PROFILE_FIELDS)
     if unknown:
-        raise ValueError(f"Not profile keys: {sorted(unknown)}")
+        raise ValueError(f"Not profile fields: {sorted(unknown)}")
     with transaction.atomic():
         locked = Person.objects.select_for_update().get(id=person.id)
-        context = dict(locked.caregiver_context or {})
-        for key, value in changes.items():
-            if isinstance(value, dict):
-                value = {k: v for k, v in value.items() if v}
-            if value:
-                context[key] = value
-            else:
-                context.pop(key, None)
-        locked.caregiver_context = context
+        locked.caregiver_context = CaregiverContext.of(locked).updated(**changes)
         locked.save(update_fields=["caregiver_context"])
     person.caregiver_context = locked.caregiver_context
     return person
@@ -97,7 +100,7 @@ def person_in_life_add(*, person: Person, name: str, relation: str, note: str, u
     mention in conversation reinforces this memory instead of adding a second one.
     """
     ref = store.entity_ref("person", name)
-    subject = str((person.caregiver_context or {}).get("preferredName") or "").strip()
+    subject = CaregiverContext.of(person).preferred_name
     content = name
     if relation:
         whose = f"{subject}'s" if subject else "their"

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 from django.db import NotSupportedError
 from django.db.models import Func, IntegerField
 
-from memory.trends import utc_offsets
+from memory.insights.trends import utc_offsets
 
 
 class LocalWeekHour(Func):
@@ -14,7 +14,7 @@ class LocalWeekHour(Func):
 
     Lets the heatmap group a person's readings by weekday and hour in one GROUP BY of at most
     168 rows. On SQLite, strftime with the zone's UTC offset (one offset per stretch between
-    clock changes, as memory.trends.LocalHour does): Django's own tz-aware extracts call a
+    clock changes, as memory.insights.trends.LocalHour does): Django's own tz-aware extracts call a
     Python function per row there. On PostgreSQL, EXTRACT ... AT TIME ZONE.
     """
 

@@ -19,6 +19,7 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.people, name="people"),
+    path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
     path(person, views.person, name="person"),
     path(f"{person}emotions/", views.person_emotions, name="person_emotions"),
     path(f"{person}patterns/", views.person_patterns, name="person_patterns"),

@@ -19,7 +19,13 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
 from dashboard import charts, selectors, services, words
-from dashboard.access import Access, Need, get_person_for
+from dashboard.access import (
+    Access,
+    Need,
+    get_organisation_for,
+    get_person_for,
+    organisations_of,
+)
 from dashboard.forms import (
     AlertStatusForm,
     AnswersForm,
@@ -33,8 +39,11 @@ from dashboard.forms import (
     TopicsForm,
 )
 from dashboard.models import AuditAction, CareRole
-from memory import store, trends
-from memory.errors import DomainError
+from memory import privacy
+from memory.conversations.repetition import CHRONIC_AT
+from memory.core.errors import DomainError
+from memory.core.person import CaregiverContext, person_zone
+from memory.facts import store
 from memory.models import Alert, MemoryType, QuestionType
 
 TIMELINE_CHOICES = (7, 30, 90)
@@ -60,14 +69,13 @@ def _render(
             "short_name": _short_name(access),
             **context,
         }
-        with timezone.override(trends.person_zone(access.person)):
+        with timezone.override(person_zone(access.person)):
             return render(request, template, context, status=status)
     return render(request, template, context, status=status)
 
 
 def _short_name(access: Access) -> str:
-    context = access.person.caregiver_context or {}
-    return str(context.get("preferredName") or access.person.display_name or "them").strip()
+    return CaregiverContext.of(access.person).name_or("them")
 
 
 # --- People -------------------------------------------------------------------------------
@@ -76,9 +84,36 @@ def _short_name(access: Access) -> str:
 @login_required
 @require_GET
 def people(request: HttpRequest) -> HttpResponse:
-    """Everyone in the caregiver's care teams, with today's mood and alerts needing a look."""
+    """Everyone in the caregiver's care teams, with today's mood and alerts needing a look.
+
+    A login of several organisations sees each one's people under its name.
+    """
     cards = selectors.people_for_user(user=request.user, now=timezone.now())
-    return render(request, "dashboard/people.html", {"cards": cards})
+    organisations = organisations_of(request.user)
+    groups = [
+        (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
+        for member in organisations
+    ]
+    context = {"cards": cards, "groups": groups, "several": len(organisations) > 1}
+    return render(request, "dashboard/people.html", context)
+
+
+@login_required
+@require_GET
+def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
+    """The organisation's audit, for its admins: who read or did what about whom, and when.
+
+    Caregivers' reads on the dashboard, API keys' disclosures (REST and MCP) and operators'
+    reading of messages in the admin, newest first.
+    """
+    org = get_organisation_for(request.user, slug, need=Need.ADMIN)
+    try:
+        page = max(int(request.GET.get("page", 1)), 1)
+    except ValueError:
+        page = 1
+    rows, more = selectors.organisation_audit(organisation=org.organisation, page=page)
+    context = {"organisation": org.organisation, "rows": rows, "page": page, "more": more}
+    return render(request, "dashboard/audit.html", context)
 
 
 @login_required
@@ -156,12 +191,25 @@ def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpRespons
     ]
     per_session = selectors.questions_per_session(person=access.person, now=now)
     by_hour = selectors.questions_by_hour(person=access.person, now=now)
-    agreed = (access.person.caregiver_context or {}).get("agreedAnswers") or {}
+    agreed = CaregiverContext.of(access.person).agreed_answers
     repeated = selectors.most_repeated_questions(person=access.person, now=now)
+    # The person's own words only for members granted transcripts; Clara's words otherwise.
+    with_words = access.can_see_transcripts
+    chronic = selectors.chronic_conversations(person=access.person, now=now)
     context = {
         "band": band,
         "sentences": [s for s in sentences if s],
-        "repeated": [(q, agreed.get(q.question_type)) for q in repeated],
+        "repeated": [
+            (
+                words.repeated_question_sentence(q, subject=subject, with_words=with_words),
+                agreed.get(q.question_type),
+            )
+            for q in repeated
+        ],
+        "with_words": with_words,
+        "chronic": words.chronic_sentence(
+            chronic, name=name, days=selectors.REPETITION_DAYS, at=CHRONIC_AT
+        ),
         "days": selectors.REPETITION_DAYS,
         "per_session_chart": charts.to_json(
             charts.questions_per_session_figure(per_session, name=name)
@@ -322,11 +370,20 @@ def alert_status(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> H
 # --- Care team -------------------------------------------------------------------------------
 
 
+def _logins(access: Access):
+    """Who may join this care team: the person's organisation's logins not in it yet."""
+    return selectors.organisation_logins(
+        organisation_id=access.person.organisation_id, exclude_person=access.person
+    )
+
+
 def _team_context(access: Access, **extra) -> dict:
+    add_form = extra.pop("add_form", None) or MemberAddForm(logins=_logins(access))
     return {
         "members": selectors.team_of(person=access.person),
         "roles": CareRole.choices,
-        "add_form": extra.pop("add_form", MemberAddForm()),
+        "add_form": add_form,
+        "logins": list(add_form.fields["username"].queryset),
         **extra,
     }
 
@@ -343,20 +400,16 @@ def team(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def team_add(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     access = get_person_for(request.user, person_id, need=Need.ADMIN, action=AuditAction.EDIT_TEAM)
-    form = MemberAddForm(request.POST)
+    form = MemberAddForm(request.POST, logins=_logins(access))
     if form.is_valid():
-        user = selectors.user_by_username(form.cleaned_data["username"])
-        if user is None:
-            form.add_error("username", "No one with this login name.")
-        else:
-            error = services.member_add(
-                person=access.person,
-                user=user,
-                role=form.cleaned_data["role"],
-                can_see_transcripts=form.cleaned_data["can_see_transcripts"],
-            )
-            if error:
-                form.add_error("username", error)
+        error = services.member_add(
+            person=access.person,
+            user=form.cleaned_data["username"],
+            role=form.cleaned_data["role"],
+            can_see_transcripts=form.cleaned_data["can_see_transcripts"],
+        )
+        if error:
+            form.add_error("username", error)
     if form.errors:
         context = _team_context(access, add_form=form)
         return _render(request, "dashboard/team.html", access, context, status=400)
@@ -412,22 +465,18 @@ ANSWER_TYPES = [
 
 
 def _profile_form(section: str, person, data=None):
-    context = person.caregiver_context or {}
+    about = CaregiverContext.of(person)
     if section == "name":
-        initial = {
-            "preferred_name": context.get("preferredName", ""),
-            "pronouns": context.get("pronouns", ""),
-        }
+        initial = {"preferred_name": about.preferred_name, "pronouns": about.pronouns}
         return NameForm(data, initial=initial)
     if section == "topics":
         initial = {
-            "known_topics": "\n".join(context.get("knownTopics") or []),
-            "avoid_topics": "\n".join(context.get("avoidTopics") or []),
+            "known_topics": "\n".join(about.known_topics),
+            "avoid_topics": "\n".join(about.avoid_topics),
         }
         return TopicsForm(data, initial=initial)
     if section == "answers":
-        agreed = context.get("agreedAnswers") or {}
-        initial = {f"answer_{key}": value for key, value in agreed.items()}
+        initial = {f"answer_{key}": value for key, value in about.agreed_answers.items()}
         return AnswersForm(data, initial=initial, question_types=ANSWER_TYPES)
     if section == "people":
         return PersonInLifeForm(data)
@@ -435,8 +484,8 @@ def _profile_form(section: str, person, data=None):
 
 
 def _profile_context(access: Access, *, editing: str | None = None, form=None) -> dict:
-    context = access.person.caregiver_context or {}
-    agreed = context.get("agreedAnswers") or {}
+    about = CaregiverContext.of(access.person)
+    agreed = about.agreed_answers
     forms = {section: _profile_form(section, access.person) for section in PROFILE_SECTIONS}
     if editing and form is not None:
         forms[editing] = form
@@ -444,10 +493,10 @@ def _profile_context(access: Access, *, editing: str | None = None, form=None) -
         "editing": editing,
         "forms": forms,
         "profile": {
-            "preferred_name": context.get("preferredName") or "",
-            "pronouns": context.get("pronouns") or "",
-            "known": context.get("knownTopics") or [],
-            "avoid": context.get("avoidTopics") or [],
+            "preferred_name": about.preferred_name,
+            "pronouns": about.pronouns,
+            "known": list(about.known_topics),
+            "avoid": list(about.avoid_topics),
             "answers": [(label, agreed.get(value, "")) for value, label in ANSWER_TYPES],
         },
         "people_in_life": selectors.memories_of_type(
@@ -517,15 +566,15 @@ def _profile_save(section: str, form, access: Access, user) -> str | None:
     if section == "name":
         services.profile_update(
             person=access.person,
-            changes={"preferredName": data["preferred_name"], "pronouns": data["pronouns"]},
+            changes={"preferred_name": data["preferred_name"], "pronouns": data["pronouns"]},
         )
     elif section == "topics":
         services.profile_update(
             person=access.person,
-            changes={"knownTopics": data["known_topics"], "avoidTopics": data["avoid_topics"]},
+            changes={"known_topics": data["known_topics"], "avoid_topics": data["avoid_topics"]},
         )
     elif section == "answers":
-        services.profile_update(person=access.person, changes={"agreedAnswers": form.answers()})
+        services.profile_update(person=access.person, changes={"agreed_answers": form.answers()})
     else:
         try:
             if section == "people":
@@ -573,12 +622,11 @@ def memory_action(
     """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back."""
     if action not in MEMORY_ACTIONS or (request.method == "GET" and action != "edit"):
         raise Http404("No such action.")
-    access = get_person_for(
-        request.user,
-        person_id,
-        action=AuditAction.EDIT_MEMORY if request.method == "POST" else AuditAction.VIEW_MEMORIES,
-        object_id=str(memory_id),
-    )
+    if request.method == "GET":
+        audited = AuditAction.VIEW_MEMORIES
+    else:
+        audited = AuditAction.FORGET_MEMORY if action == "forget" else AuditAction.EDIT_MEMORY
+    access = get_person_for(request.user, person_id, action=audited, object_id=str(memory_id))
     memory = selectors.memory_of_person(person=access.person, memory_id=memory_id)
     if memory is None:
         return _render(request, "dashboard/not_found.html", access, {}, status=404)
@@ -639,7 +687,7 @@ def export_json(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     access = get_person_for(
         request.user, person_id, need=Need.ADMIN, action=AuditAction.EXPORT_JSON
     )
-    data = store.person_export(access.person.id)
+    data = privacy.person_export(access.person.id)
     return _download(
         json.dumps(data, ensure_ascii=False, indent=2, default=str),
         filename=f"clara-{access.person.id}.json",
@@ -653,7 +701,7 @@ def export_csv(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     """What Clara remembers about the person, as a spreadsheet (team admin only)."""
     access = get_person_for(request.user, person_id, need=Need.ADMIN, action=AuditAction.EXPORT_CSV)
     return _download(
-        store.person_export_csv(access.person.id),
+        privacy.person_export_csv(access.person.id),
         filename=f"clara-memories-{access.person.id}.csv",
         content_type="text/csv; charset=utf-8",
     )
@@ -678,7 +726,7 @@ def erase(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     expected = _erase_name(access)
     if posting:
         if form.is_valid() and form.cleaned_data["confirm_name"].casefold() == expected.casefold():
-            store.person_erase(access.person.id)
+            privacy.person_erase(access.person.id)
             messages.success(
                 request, f"{expected} and everything Clara knew about them are erased."
             )

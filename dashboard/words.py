@@ -4,6 +4,7 @@ The dashboard never shows codes: everything a caregiver reads goes through these
 is stored 0–1; people read it as "how upset", 0–100.
 """
 
+from memory.core.person import CaregiverContext
 from memory.models import Alert, Emotion, Memory, MemoryType, Narrative, QuestionType
 
 FEELINGS = {
@@ -88,9 +89,8 @@ ALERT_STATUS = {
 
 
 def pronoun(caregiver_context: dict | None) -> str:
-    """'she', 'he' or 'they', from caregiver_context["pronouns"] (e.g. "she/her")."""
-    value = str((caregiver_context or {}).get("pronouns") or "they").split("/")[0].strip().lower()
-    return value if value in ("she", "he", "they") else "they"
+    """'she', 'he' or 'they', from the pronouns the caregivers chose (e.g. "she/her")."""
+    return CaregiverContext.from_blob(caregiver_context).subject
 
 
 def feeling(emotion: str | None) -> str:
@@ -172,8 +172,8 @@ def alert_headline(kind: str, detail: dict | None) -> str:
 
 
 def week_question_sentence(question, *, subject: str, band) -> str | None:
-    """'Asked where she is about 8 times a conversation, in 5 of 9 conversations this week
-    (last week: about 6 times, in 4 of 8).' None when the question was not asked either week.
+    """'Asked where she is about 8 times a conversation, in 5 of 9 conversations in the last 7
+    days (the 7 days before: about 6 times, in 4 of 8).' None when asked in neither.
 
     `question` is a selectors.WeekQuestion, `band` the selectors.WeekBand it belongs to.
     """
@@ -181,17 +181,59 @@ def week_question_sentence(question, *, subject: str, band) -> str | None:
     if question.asked:
         sentence = (
             f"Asked {phrase} {times(question.per_conversation)} a conversation, in "
-            f"{question.conversations} of {plural(band.conversations, 'conversation')} this week"
+            f"{question.conversations} of {plural(band.conversations, 'conversation')} in the last 7 days"
         )
     elif question.last_week_asked:
-        sentence = f"Has not asked {phrase} this week"
+        sentence = f"Has not asked {phrase} in the last 7 days"
     else:
         return None
     if question.last_week_asked:
         sentence += (
-            f" (last week: {times(question.last_week_per_conversation)}, in "
+            f" (the 7 days before: {times(question.last_week_per_conversation)}, in "
             f"{question.last_week_conversations} of {band.last_week_conversations})"
         )
     else:
-        sentence += " (not asked last week)"
+        sentence += " (not asked the 7 days before)"
     return sentence + "."
+
+
+def repeated_question_words(question, *, subject: str, with_words: bool) -> str:
+    """What a repeated question was, for the repetition panel.
+
+    Members who may read conversations see the person's own words (the most frequent wording,
+    quoted); the others see Clara's words for its kind ("Asked where she is"), never a sentence
+    the person said. `question` is a selectors.RepeatedQuestion.
+    """
+    if with_words:
+        return f"“{question.example}”"
+    if question.question_type == QuestionType.GENERAL:
+        return "Said something else"
+    return f"Asked {question_phrase(question.question_type, subject)}"
+
+
+def repeated_question_sentence(question, *, subject: str, with_words: bool) -> str:
+    """'Asked where she is, 6 times in 3 conversations, in different words'; with the person's
+    own words for members who may read conversations: '“I want to go home.”, 6 times in 3
+    conversations, in different words'. `question` is a selectors.RepeatedQuestion."""
+    what = repeated_question_words(question, subject=subject, with_words=with_words)
+    sentence = (
+        f"{what}, {times(question.times)} in {plural(question.conversations, 'conversation')}"
+    )
+    if question.in_other_words:
+        sentence += ", in different words"
+    return sentence
+
+
+def chronic_sentence(chronic, *, name: str, days: int, at: int) -> str | None:
+    """'In 2 of 9 conversations in the last 30 days, Peggy asked one thing 5 times or more (in
+    any words). Clara answered warmly each time.' None when no conversation did.
+
+    `chronic` is a selectors.ChronicConversations; `at` the number of repeats that flags one.
+    """
+    if not chronic.chronic:
+        return None
+    return (
+        f"In {chronic.chronic} of {plural(chronic.conversations, 'conversation')} in the last "
+        f"{days} days, {name} asked one thing {at} times or more (in any words). Clara answered "
+        "warmly each time."
+    )

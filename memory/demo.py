@@ -6,9 +6,12 @@ times, and the person's every message and emotion reading (every id comes from
 today's sessions would still be running), always on whole-day shifts, so the hour of every
 exchange (calmer mornings, anxious evenings) is part of the plan.
 
-`load` plays the plan through the bot API, in-process, with the reference companion: the memory's
-context endpoint chooses the stories and flags the escalation, the offline replier writes Clara's
-replies (deterministic too), and every session and exchange is stored as a bot would store it.
+`load` plays the plan with the reference companion, in process, through the services behind the
+bot API's endpoints (not over HTTP, so no API key and no rate limit): the memory's context
+builder chooses the stories and flags the escalation, the offline replier writes Clara's replies
+(deterministic too), and every session and exchange is stored as a bot's would be. The jobs that
+follow (summaries, facts, promises) run in process too; `load_demo` then computes trends and
+alerts, so the demo is complete when it returns.
 
 Patterns the dashboard and the analytics should find in it:
   * sundowning: distress is lowest in the morning and highest 17:00–21:00, when sessions run
@@ -18,18 +21,27 @@ Patterns the dashboard and the analytics should find in it:
   * exactly one escalation: a frightened evening, after which someone comes to sit with them.
 """
 
+import dataclasses
+import logging
 import random
 import uuid
-from dataclasses import dataclass
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import override_settings
 
-from memory import services
-from memory.client import Emotion as Reading
-from memory.companion import Companion, OfflineReplier, in_process_client
-from memory.emotion import BASE_DISTRESS, trajectory_for
+from memory.companion.bot import Companion, OfflineReplier
+from memory.companion.client import Context, StoredExchange
+from memory.companion.client import Emotion as Reading
+from memory.companion.context import context_for_bot
+from memory.conversations import services
+from memory.conversations.emotion import BASE_DISTRESS, EmotionReading, trajectory_for
 from memory.models import Emotion, Person, Session
 
 # --- The plan ------------------------------------------------------------------------------
@@ -246,7 +258,7 @@ LOOP_QUESTIONS: dict[str, tuple[str, ...]] = {
     "activity": ("What am I supposed to do now?", "What happens now?", "What should I do?"),
 }
 # What the person says that is not a repeated question, by mood. None of it may trip the
-# escalation detector (memory/escalation.py): only the one frightened evening does.
+# escalation detector (memory/conversations/escalation.py): only the one frightened evening does.
 GREETINGS_CALM = ("Hello, dear.", "Hello, is that Clara?", "Oh, hello there.", "Hello again.")
 GREETINGS_UNSETTLED = (
     "Hello? Is anyone there?",
@@ -534,30 +546,175 @@ def database_is_empty() -> bool:
     return not (Person.objects.exists() or Session.objects.exists())
 
 
-@transaction.atomic
+class _ServiceClient:
+    """The bot API's calls, made straight to what its endpoints call: no HTTP, no API key.
+
+    `/sessions`, `/context`, `/exchanges` and `/close` each hand their input to one service
+    (the context to `memory.companion.context.context_for_bot`, shared with the agent tools); this client
+    hands the demo's to the same ones. Loading the demo is not a bot calling from outside, so
+    the per-key rate limit does not apply to it, and nor does it depend on the machine's speed.
+    """
+
+    def resolve_session(
+        self,
+        session_id: uuid.UUID,
+        user_id: uuid.UUID | None = None,
+        display_name: str | None = None,
+        started_at: datetime | None = None,
+    ) -> Session:
+        session, _ = services.session_resolve(
+            session_id=session_id, user_id=user_id, display_name=display_name, at=started_at
+        )
+        return session
+
+    def context(
+        self,
+        session_id: uuid.UUID,
+        message: str,
+        emotion: Reading | None = None,
+        *,
+        occurred_at: datetime | None = None,
+    ) -> Context:
+        reading = None if emotion is None else EmotionReading(**asdict(emotion))
+        return Context.from_json(
+            context_for_bot(
+                session_id=session_id, message=message, emotion=reading, occurred_at=occurred_at
+            )
+        )
+
+    def store_exchange(
+        self,
+        session_id: uuid.UUID,
+        user_message: str,
+        assistant_message: str,
+        *,
+        idempotency_key: str,
+        emotion: Reading | None = None,
+        intent: str | None = None,
+        narrative=None,
+        processing_time_ms: int | None = None,
+        escalation: bool = False,
+        occurred_at: datetime | None = None,
+    ) -> StoredExchange:
+        result = services.exchange_submit(
+            session_id=session_id,
+            user_message=user_message,
+            assistant_message=assistant_message,
+            idempotency_key=idempotency_key,
+            emotion=None if emotion is None else EmotionReading(**asdict(emotion)),
+            intent=intent,
+            narrative=None if narrative is None else services.NarrativeRef(**asdict(narrative)),
+            processing_time_ms=processing_time_ms,
+            escalation=escalation,
+            at=occurred_at,
+        )
+        if isinstance(result, services.PendingExchange):
+            return StoredExchange(idempotency_key=idempotency_key, pending=True, created=False)
+        return StoredExchange(
+            idempotency_key=idempotency_key,
+            pending=False,
+            created=result.created,
+            user_message_id=result.user_message_id,
+            user_sequence_number=result.user_sequence_number,
+            assistant_message_id=result.assistant_message_id,
+            assistant_sequence_number=result.assistant_sequence_number,
+        )
+
+    def close_session(self, session_id: uuid.UUID, ended_at: datetime | None = None) -> Session:
+        return services.session_close(session_id=session_id, at=ended_at)
+
+
+@contextmanager
+def _jobs_run_here() -> Iterator[None]:
+    """The jobs the services queue (summaries, facts, promises) run in this process as they are
+    queued, instead of going to the worker: the demo is complete when loading returns, whatever
+    the machine's speed, and the worker has no backlog to race the dashboard with.
+
+    The very tasks the worker would run, with the same arguments; an error in one is raised.
+    """
+    # The app the services' tasks are sent with (shared tasks follow the current app).
+    app = current_app._get_current_object()
+    # Quiet: one INFO line per task, and a warning about the broker's host name that only
+    # concerns sending (nothing is sent).
+    logs = [logging.getLogger(name) for name in ("celery.app.trace", "kombu.connection")]
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates, [x.level for x in logs]
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    for log in logs:
+        log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.task_eager_propagates = saved[:2]
+        for log, level in zip(logs, saved[2], strict=True):
+            log.setLevel(level)
+
+
 def load(plan: DemoPlan) -> None:
-    """Play the plan through the bot API with the reference companion, oldest session first."""
+    """Play the plan with the reference companion, oldest session first; then the jobs.
+
+    On SQLite the conversations go in as one transaction (one writer at a time anyway); on
+    PostgreSQL each person's go in as a transaction of their own, all at once (`_converse_each`),
+    unless the caller holds a transaction.
+    Once a transaction commits, the jobs it queued (each session's summary, the rolling summary,
+    facts and promises) run here in the order queued, as the worker would run them, before this
+    returns. Today's trends and their alerts are the scheduler's (`load_demo` computes them).
+    """
+    # With DEBUG on, Django keeps the SQL of every query (on SQLite it runs one more query per
+    # query to quote the parameters): over the ~60,000 queries of loading, that alone is about
+    # an eighth of the time, for a log nobody reads.
+    with override_settings(DEBUG=False), _jobs_run_here():
+        # In turn on SQLite, and inside a caller's transaction (other threads can't join it).
+        if connection.vendor == "sqlite" or connection.in_atomic_block or len(plan.people) == 1:
+            _converse_all(plan)
+        else:
+            _converse_each(plan)
+
+
+def _converse_each(plan: DemoPlan) -> None:
+    """Each person's conversations in a thread and a transaction of their own, all at once.
+
+    Loading spends most of its time waiting for the database (a round trip per query, about
+    60,000 of them); threads overlap the waits. People share no rows, as the conversations of
+    concurrent bots don't, and each person's plan is played in the same order as on its own.
+    """
+
+    # Celery's current app is per thread: each thread sends with the caller's (eager) one.
+    app = current_app._get_current_object()
+
+    def converse(person: DemoPerson) -> None:
+        app.set_current()
+        sessions = tuple(s for s in plan.sessions if s.person_id == person.id)
+        try:
+            _converse_all(dataclasses.replace(plan, people=(person,), sessions=sessions))
+        finally:
+            connection.close()  # this thread's own
+
+    with ThreadPoolExecutor(max_workers=len(plan.people)) as pool:
+        for done in [pool.submit(converse, person) for person in plan.people]:
+            done.result()  # raises what the thread raised
+
+
+@transaction.atomic
+def _converse_all(plan: DemoPlan) -> None:
     people = {person.id: person for person in plan.people}
     introduced: set[uuid.UUID] = set()
-    with in_process_client(key_name="load_demo (temporary)") as client:
-        companions = {
-            person.id: Companion(client, OfflineReplier(person.caregiver_context["preferredName"]))
-            for person in plan.people
-        }
-        for session in plan.sessions:
-            person = people[session.person_id]
-            client.resolve_session(
-                session.id, person.id, person.display_name, started_at=session.started_at
-            )
-            if person.id not in introduced:
-                # Caregivers fill this in (there is no API for it yet): as an operator would.
-                Person.objects.filter(id=person.id).update(
-                    caregiver_context=person.caregiver_context
-                )
-                introduced.add(person.id)
-            _converse(companions[person.id], session)
-            if session.closed_at is not None:
-                client.close_session(session.id, ended_at=session.closed_at)
+    client = _ServiceClient()
+    companions = {
+        person.id: Companion(client, OfflineReplier(person.caregiver_context["preferredName"]))
+        for person in plan.people
+    }
+    for session in plan.sessions:
+        person = people[session.person_id]
+        client.resolve_session(
+            session.id, person.id, person.display_name, started_at=session.started_at
+        )
+        if person.id not in introduced:
+            # Caregivers fill this in (there is no API for it yet): as an operator would.
+            Person.objects.filter(id=person.id).update(caregiver_context=person.caregiver_context)
+            introduced.add(person.id)
+        _converse(companions[person.id], session)
+        if session.closed_at is not None:
+            client.close_session(session.id, ended_at=session.closed_at)
     # Sessions the bot never closed are expired by the idle sweep, as in production.
     services.sessions_expire_idle(now=plan.now)
 

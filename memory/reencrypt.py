@@ -4,12 +4,17 @@ Reads and writes the columns with plain SQL, not through the fields, so it sees 
 stored (plaintext from before encryption, ciphertext under an old key, or current ciphertext)
 and works the same with the historical models of a migration. A value is rewritten only when it
 is not already ciphertext under the primary key, so running it twice changes nothing the second
-time. Each batch is its own transaction (a savepoint inside a migration), and each UPDATE only
+time. Each batch is read, then written in its own transaction (a savepoint inside a migration),
+and each UPDATE only
 applies if the stored value is still the one read (compare-and-set), so a row a live request
 changed meanwhile is left alone and picked up by the next run.
 
 Repetition fingerprints cannot be decrypted (they are keyed hashes); they are recomputed from the
-record's original message, which is the text they were made from.
+record's original message, which is the text they were made from. A repetition record's meaning
+(a binary column) carries keyed hashes of its words too: under an old key it is made again from
+the original message (one MiniLM pass a record, ~11 ms of CPU: about 3 hours per million of the
+person's messages on a 2-core machine), so old and new messages still compare by meaning; rows
+are read and planned outside a transaction and written with compare-and-set.
 """
 
 from __future__ import annotations
@@ -20,8 +25,15 @@ from dataclasses import dataclass
 
 from django.db import connection, models, transaction
 
-from memory import crypto
-from memory.fields import EncryptedJSONField, EncryptedTextField, FingerprintField
+from memory.core import crypto
+from memory.core.fields import (
+    EncryptedBinaryField,
+    EncryptedJSONField,
+    EncryptedTextField,
+    FingerprintField,
+)
+
+_ENCRYPTED_FIELDS = (EncryptedTextField, EncryptedJSONField, EncryptedBinaryField, FingerprintField)
 
 BATCH_SIZE = 1000
 
@@ -41,9 +53,7 @@ def encrypted_models(all_models: Iterable[type[models.Model]]) -> list[tuple[typ
     found = []
     for model in all_models:
         fields = [
-            field
-            for field in model._meta.concrete_fields
-            if isinstance(field, EncryptedTextField | EncryptedJSONField | FingerprintField)
+            field for field in model._meta.concrete_fields if isinstance(field, _ENCRYPTED_FIELDS)
         ]
         if fields:
             found.append((model, fields))
@@ -69,12 +79,45 @@ class _Change:
     old: object
 
 
+def _reencrypt_bytes(raw, ring: crypto.Keyring) -> bytes:
+    return ring.encrypt_bytes(ring.decrypt_bytes(raw))
+
+
+def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
+    """A repetition record's meaning made again from its original message, under the primary
+    key: the meaning carries keyed hashes of its words, which must match the new messages'.
+    None when the embedder cannot analyse (then the old meaning is kept, re-encrypted)."""
+    from memory.conversations import meaning, repeats
+
+    original = row.get("original_message")
+    if original is None:
+        return None
+    found = repeats.meaning_of(ring.decrypt(original))
+    return None if found is None else ring.encrypt_bytes(meaning.to_stored(found))
+
+
+# Binary columns derived from another column with keyed hashes: (table, column) → how to make
+# the value again under the primary key (from the row, which holds original_message).
+_DERIVED: dict[tuple[str, str], Callable[[dict, crypto.Keyring], bytes | None]] = {
+    ("repetition_tracking", "meaning"): _meaning_again,
+}
+
+
 def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
     """The new stored value of `field` for the current primary key, or None if it is current."""
     if raw is None:
         return None
+    if isinstance(field, EncryptedBinaryField):
+        if ring.is_current_bytes(raw):
+            return None
+        derive = _DERIVED.get((field.model._meta.db_table, field.column))
+        if derive is not None and crypto.is_encrypted_bytes(raw):
+            # Made with an old key's keyed hashes: made again under the primary key (later,
+            # outside the batch's transaction), or, if that cannot be done, re-encrypted as is.
+            return _Change(lambda: derive(row, ring) or _reencrypt_bytes(raw, ring), raw)
+        return _Change(_reencrypt_bytes(raw, ring), raw)
     if isinstance(field, FingerprintField):
-        from memory import repetition
+        from memory.conversations import repetition
 
         original = row.get("original_message")
         original = "" if original is None else ring.decrypt(original)
@@ -96,8 +139,11 @@ def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
     """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
     if raw is None:
         return None
+    if isinstance(field, EncryptedBinaryField):
+        plain = ring.decrypt_bytes(raw)
+        return None if plain == bytes(raw) else _Change(plain, raw)
     if isinstance(field, FingerprintField):
-        from memory import repetition
+        from memory.conversations import repetition
 
         original = row.get("original_message")
         original = "" if original is None else ring.decrypt(original)
@@ -142,16 +188,22 @@ def _sweep(
         while True:
             where = f"WHERE {quote(pk)} > %s " if last is not None else ""
             sql = f"SELECT {select} FROM {quote(table)} {where}ORDER BY {quote(pk)} LIMIT %s"  # noqa: S608 - names from the models
-            with transaction.atomic(), connection.cursor() as cursor:
+            # Read and planned outside a transaction (making a meaning again runs the model,
+            # which must not hold the write lock); the updates compare-and-set.
+            with connection.cursor() as cursor:
                 cursor.execute(sql, [last, batch_size] if last is not None else [batch_size])
                 rows = cursor.fetchall()
-                changes: dict[str, list] = {f.column: [] for f in fields}
-                for values in rows:
-                    row = dict(zip(names, values, strict=True))
-                    for field in fields:
-                        change = plan(field, row[field.column], row, ring)
-                        if change is not None:
-                            changes[field.column].append([change.new, row[pk], change.old])
+            changes: dict[str, list] = {f.column: [] for f in fields}
+            for values in rows:
+                row = dict(zip(names, values, strict=True))
+                for field in fields:
+                    change = plan(field, row[field.column], row, ring)
+                    if change is not None:
+                        new = change.new
+                        if callable(new) and not dry_run:
+                            new = new()
+                        changes[field.column].append([new, row[pk], change.old])
+            with transaction.atomic(), connection.cursor() as cursor:
                 for column, params in changes.items():
                     by_column[column].rows += len(rows)
                     if dry_run:

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from clara.celery import app as celery_app
-from memory import services
+from memory.conversations import services
 
 # Tasks that tests enqueue (after a real commit) go to an in-memory broker, never into the
 # development queue under data/ that `make run`'s worker reads. Integration tests start their
@@ -52,3 +52,12 @@ def api(api_key):
 @pytest.fixture
 def anonymous_api(db):
     return ApiClient(None)
+
+
+@pytest.fixture
+def http_receiver():
+    """A real HTTP server on 127.0.0.1 that records requests (tests/support/http_receiver.py)."""
+    from tests.support.http_receiver import HttpReceiver
+
+    with HttpReceiver() as receiver:
+        yield receiver

@@ -16,8 +16,9 @@ from django.db import OperationalError
 from django.test import Client
 
 from dashboard.models import CareRole, CareTeamMembership
-from memory import services, tasks
-from memory.models import Alert, Person, Session
+from memory import tasks
+from memory.conversations import services
+from memory.models import Alert, OrganisationMembership, Person, Session
 
 # Distinctive, so a hit is never a coincidence.
 NAME = "Wilhelmina Quarrendon"
@@ -176,6 +177,9 @@ def test_no_personal_data_in_logs_or_urls(api, captured, settings, monkeypatch):
     # A caregiver: a failed login, a real one, then every dashboard page reachable by links.
     caregiver = get_user_model().objects.create_user(
         "carer-7", password=PASSWORD, first_name="Carer"
+    )
+    OrganisationMembership.objects.create(
+        user=caregiver, organisation_id=Person.objects.get(id=person_id).organisation_id
     )
     CareTeamMembership.objects.create(
         user=caregiver,

@@ -10,7 +10,7 @@ from django.test import Client
 
 from clara import ratelimit
 from clara.middleware import PrivacyHeadersMiddleware
-from memory import services
+from memory.conversations import services
 from tests.conftest import ApiClient
 
 

@@ -1,4 +1,5 @@
-"""Production settings: what DEBUG off requires, and Django's deployment checklist.
+"""Production settings: DEBUG is off unless set, what DEBUG off requires, Django's deployment
+checklist, and development encryption keys refused.
 
 Each case starts a fresh interpreter, because settings are read once at start-up.
 """
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.crypto import generate_key
+from memory.core import crypto
+from memory.core.crypto import generate_key
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "k3y-" + "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
@@ -81,15 +83,60 @@ def test_production_refuses_to_start_without(missing, message, tmp_path):
     assert message in done.stderr
 
 
+def test_debug_is_off_unless_set(tmp_path):
+    # Nothing set: production's rules, so the first missing secret stops the start.
+    done = _setting("s.DEBUG", tmp_path)
+    assert done.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in done.stderr
+    assert _setting("s.DEBUG", tmp_path, **PRODUCTION).stdout.strip() == "False"
+    assert _setting("s.DEBUG", tmp_path, DEBUG="1").stdout.strip() == "True"
+
+
 def test_development_defaults_stay_plain_http(tmp_path):
-    # `make run` serves http://127.0.0.1:8000 with no environment at all.
+    # `make run` sets DEBUG=1 and nothing else, and serves http://127.0.0.1:8000.
     done = _setting(
         "(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.SECURE_HSTS_SECONDS, "
         "s.DATABASES['default']['ENGINE'])",
         tmp_path,
+        DEBUG="1",
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(False, False, 0, 'django.db.backends.sqlite3')"
+
+
+@pytest.mark.parametrize("secret", [crypto.DEVELOPMENT_SECRET_KEY, SECRET])
+def test_production_refuses_a_development_encryption_key(secret, tmp_path):
+    # The key DEBUG derives, from make run's public SECRET_KEY or from this deployment's own.
+    development = crypto.development_key(secret)
+    keys = f"{generate_key()},{development}"
+    done = _setting("s.DEBUG", tmp_path, **{**PRODUCTION, "CLARA_ENCRYPTION_KEYS": keys})
+    assert done.returncode != 0
+    assert "CLARA_ENCRYPTION_KEYS lists a development key" in done.stderr
+    assert development not in done.stderr  # a key is never echoed
+    # With DEBUG on it is what a developer's machine uses anyway.
+    assert _setting("s.DEBUG", tmp_path, DEBUG="1", CLARA_ENCRYPTION_KEYS=keys).returncode == 0
+
+
+def test_production_refuses_a_database_written_with_the_development_key(tmp_path):
+    """`make run`'s data (DEBUG on, no keys) under a production configuration: migrate, the
+    release step, refuses it and says which setting to set; a fresh database is accepted."""
+    written = tmp_path / "dev.sqlite3"
+    development = {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{written}"}
+    for command in (["migrate", "-v0"], ["load_demo", "--people", "1", "--days", "1"]):
+        done = _run(["manage.py", *command], tmp_path, **development)
+        assert done.returncode == 0, done.stderr
+
+    production = {**PRODUCTION, "DATABASE_URL": f"sqlite:///{written}"}
+    production["CELERY_EMBEDDED_BROKER"] = "1"  # no Redis needed to be refused
+    done = _run(["manage.py", "migrate", "--noinput"], tmp_path, **production)
+    assert done.returncode != 0
+    assert "memory.E001" in done.stderr
+    assert "development key" in done.stderr and "CLARA_ENCRYPTION_KEYS" in done.stderr
+    assert "chat_messages.content" in done.stderr
+
+    production["DATABASE_URL"] = f"sqlite:///{tmp_path / 'new.sqlite3'}"
+    done = _run(["manage.py", "migrate", "--noinput", "-v0"], tmp_path, **production)
+    assert done.returncode == 0, done.stderr
 
 
 def test_proxy_ssl_header_only_when_asked(tmp_path):
@@ -98,3 +145,16 @@ def test_proxy_ssl_header_only_when_asked(tmp_path):
     behind_proxy = _setting(expression, tmp_path, **PRODUCTION, SECURE_PROXY_SSL_HEADER="1")
     assert plain.stdout.strip() == "None"
     assert behind_proxy.stdout.strip() == "('HTTP_X_FORWARDED_PROTO', 'https')"
+
+
+def test_reading_a_development_key_value_without_that_key_says_what_it_is(settings):
+    settings.SECRET_KEY = crypto.DEVELOPMENT_SECRET_KEY
+    written = crypto.Keyring([crypto.development_key(crypto.DEVELOPMENT_SECRET_KEY)]).encrypt("Hi")
+    with pytest.raises(crypto.DecryptionError, match="It is a development key") as raised:
+        crypto.Keyring([generate_key()]).decrypt(written)
+    assert "CLARA_ENCRYPTION_KEYS" in str(raised.value)
+    # Any other unknown key: the plain message.
+    other = crypto.Keyring([generate_key()]).encrypt("Hi")
+    with pytest.raises(crypto.DecryptionError) as raised:
+        crypto.Keyring([generate_key()]).decrypt(other)
+    assert "development" not in str(raised.value)

@@ -1,4 +1,4 @@
-"""Encrypted fields for what identifies or describes a person (memory/fields.py).
+"""Encrypted fields for what identifies or describes a person (memory/core/fields.py).
 
 The encrypted fields keep their columns' types (TEXT, and JSON holding a JSON string), so for
 them only Django's model state changes: `SeparateDatabaseAndState` with no database operation,
@@ -12,25 +12,25 @@ The rows themselves are encrypted by the next migration (0011_encrypt_existing_r
 
 from django.db import migrations
 
-import memory.fields
+import memory.core.fields
 
 # Same column type before and after: the model state changes, the database does not.
 STATE_ONLY = [
-    ("chatmessage", "content", memory.fields.EncryptedTextField()),
-    ("memory", "content", memory.fields.EncryptedTextField()),
-    ("pendingmessage", "content", memory.fields.EncryptedTextField()),
-    ("person", "caregiver_context", memory.fields.EncryptedJSONField(blank=True, default=dict)),
-    ("personnotes", "fields", memory.fields.EncryptedJSONField(blank=True, default=dict)),
-    ("repetitionrecord", "fingerprint", memory.fields.FingerprintField(blank=True)),
-    ("repetitionrecord", "original_message", memory.fields.EncryptedTextField()),
+    ("chatmessage", "content", memory.core.fields.EncryptedTextField()),
+    ("memory", "content", memory.core.fields.EncryptedTextField()),
+    ("pendingmessage", "content", memory.core.fields.EncryptedTextField()),
+    ("person", "caregiver_context", memory.core.fields.EncryptedJSONField(blank=True, default=dict)),
+    ("personnotes", "fields", memory.core.fields.EncryptedJSONField(blank=True, default=dict)),
+    ("repetitionrecord", "fingerprint", memory.core.fields.FingerprintField(blank=True)),
+    ("repetitionrecord", "original_message", memory.core.fields.EncryptedTextField()),
     (
         "repetitionrecord",
         "response_given",
-        memory.fields.EncryptedTextField(blank=True, null=True),
+        memory.core.fields.EncryptedTextField(blank=True, null=True),
     ),
-    ("session", "session_summary", memory.fields.EncryptedJSONField(blank=True, null=True)),
-    ("streamsummary", "text", memory.fields.EncryptedTextField()),
-    ("summaryspine", "content", memory.fields.EncryptedJSONField(default=dict)),
+    ("session", "session_summary", memory.core.fields.EncryptedJSONField(blank=True, null=True)),
+    ("streamsummary", "text", memory.core.fields.EncryptedTextField()),
+    ("summaryspine", "content", memory.core.fields.EncryptedJSONField(default=dict)),
 ]
 
 
@@ -51,11 +51,11 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="commitment",
             name="text",
-            field=memory.fields.EncryptedTextField(max_length=500),
+            field=memory.core.fields.EncryptedTextField(max_length=500),
         ),
         migrations.AlterField(
             model_name="rollingsummary",
             name="text",
-            field=memory.fields.EncryptedTextField(max_length=600),
+            field=memory.core.fields.EncryptedTextField(max_length=600),
         ),
     ]

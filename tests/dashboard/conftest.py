@@ -1,6 +1,9 @@
 """Three actors, as in healthchecks' tests: alice (the person's team admin, may read full
 conversations), bob (family in the same team, may not) and charlie (an outsider: in the team
-of someone else). The person has real conversations stored through the memory's services."""
+of someone else). The person has real conversations stored through the memory's services.
+
+All three are logins of the default organisation, where the person is; tests of several
+organisations make their own (`login`, `make_person(organisation=...)`)."""
 
 import uuid
 from datetime import timedelta
@@ -11,9 +14,10 @@ from django.test import Client
 from django.utils import timezone
 
 from dashboard.models import CareRole, CareTeamMembership
-from memory import services, store
-from memory.emotion import EmotionReading
-from memory.models import Alert, Memory, Person, Session
+from memory.conversations import services, tenancy
+from memory.conversations.emotion import EmotionReading
+from memory.facts import store
+from memory.models import Alert, Memory, Organisation, OrganisationMembership, Person, Session
 
 PASSWORD = "a-long-test-password"
 
@@ -24,10 +28,15 @@ def reading(distress: float, emotion: str = "anxious") -> EmotionReading:
     )
 
 
-def make_person(name: str, context: dict | None = None) -> Person:
+def make_person(
+    name: str, context: dict | None = None, *, organisation: Organisation | None = None
+) -> Person:
     person_id = uuid.uuid4()
     services.session_resolve(
-        user_id=person_id, display_name=name, at=timezone.now() - timedelta(days=3)
+        user_id=person_id,
+        display_name=name,
+        at=timezone.now() - timedelta(days=3),
+        organisation_id=organisation.pk if organisation else None,
     )
     person = Person.objects.get(id=person_id)
     person.caregiver_context = context or {}
@@ -37,7 +46,9 @@ def make_person(name: str, context: dict | None = None) -> Person:
 
 def converse(person: Person, at, exchanges, *, story_at: int | None = None) -> Session:
     """One closed conversation; `exchanges` is a list of (what the person said, distress, emotion)."""
-    session, _ = services.session_resolve(user_id=person.id, at=at)
+    session, _ = services.session_resolve(
+        user_id=person.id, at=at, organisation_id=person.organisation_id
+    )
     for index, (message, distress, emotion) in enumerate(exchanges):
         narrative = None
         if story_at == index:
@@ -49,6 +60,7 @@ def converse(person: Person, at, exchanges, *, story_at: int | None = None) -> S
             emotion=reading(distress, emotion),
             narrative=narrative,
             at=at + timedelta(minutes=index),
+            organisation_id=person.organisation_id,
         )
     services.session_close(session_id=session.id, at=at + timedelta(minutes=len(exchanges)))
     return Session.objects.get(id=session.id)
@@ -112,8 +124,16 @@ def alert(person):
     return Alert.objects.get(person=person, kind=Alert.Kind.ESCALATION)
 
 
+def login(username: str, *organisations: Organisation, admin: bool = False):
+    """A login belonging to these organisations (the default one without any)."""
+    user = get_user_model().objects.create_user(username, password=PASSWORD, first_name=username)
+    for organisation in organisations or (tenancy.organisation_get_or_create(),):
+        OrganisationMembership.objects.create(user=user, organisation=organisation, is_admin=admin)
+    return user
+
+
 def _user(username: str):
-    return get_user_model().objects.create_user(username, password=PASSWORD, first_name=username)
+    return login(username)
 
 
 @pytest.fixture

@@ -3,7 +3,12 @@
 alice (team admin, may read conversations) may do everything; bob (family, no transcript
 right) gets 403 where his role falls short; charlie (outsider) gets 404 everywhere and learns
 nothing; an anonymous visitor is sent to the login page. Every allowed read leaves an audit row.
+
+Two organisations: olga, a login of another organisation, gets 404 on every page of this one's
+person even with a care-team row pointing at them; bea, a login of both, sees both people.
 """
+
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -12,9 +17,12 @@ from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from dashboard import urls as dashboard_urls
-from dashboard.models import AuditEvent, CareTeamMembership
-from memory.alerts import escalation_alert_raise
-from tests.dashboard.conftest import client_for, converse
+from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from memory.conversations import tenancy
+from memory.facts import store
+from memory.insights.alerts import escalation_alert_raise
+from memory.models import Alert, Memory, OrganisationMembership, Session
+from tests.dashboard.conftest import client_for, converse, login, make_person
 
 pytestmark = pytest.mark.django_db
 
@@ -46,8 +54,8 @@ ROUTES = {
     "erase": ("get", ADMIN),
     "erase:post": ("post", ADMIN),
 }
-# Pages about no one in particular.
-PUBLIC_OR_OWN = {"login", "logout", "people"}
+# Pages about no one in particular (the organisation's audit has its own tests below).
+PUBLIC_OR_OWN = {"login", "logout", "people", "organisation_audit"}
 
 
 def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
@@ -62,7 +70,8 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
         args.append(alert.id)
         data = {"status": "acknowledged"}
     elif name == "team_add":
-        get_user_model().objects.get_or_create(username="dave")
+        dave = get_user_model().objects.filter(username="dave").first() or login("dave")
+        OrganisationMembership.objects.get_or_create(user=dave, organisation=person.organisation)
         data = {"username": "dave", "role": "staff"}
     elif name == "team_member":
         member = CareTeamMembership.objects.filter(person=person, role="family").first()
@@ -74,7 +83,7 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
     elif name == "memory_action":
         args += [memory.id, "confirm" if method == "post" else "edit"]
     elif name == "erase":
-        data = {"confirm_name": "Nana"}
+        data = {"confirm_name": person.display_name}
     return method, reverse(f"dashboard:{name}", args=args), data
 
 
@@ -229,3 +238,126 @@ def test_logout_is_a_post_with_csrf(alice):
     client = _csrf_client(alice)
     assert client.post(reverse("dashboard:logout")).status_code == 403
     assert client.get(reverse("dashboard:people")).status_code == 200
+
+
+# --- Two organisations ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def other_org(db):
+    return tenancy.organisation_get_or_create("riverside-care", name="Riverside Care")
+
+
+@pytest.fixture
+def person_b(other_org):
+    """A person of the other organisation, with the same kinds of records as `person`."""
+    person = make_person("Ivy", {"preferredName": "Ivy"}, organisation=other_org)
+    converse(
+        person,
+        timezone.now() - timedelta(hours=3),
+        [("I fell and I can't get up, help me", 0.9, "fearful"), ("Thank you", 0.3, "calm")],
+    )
+    return person
+
+
+def _objects_of(person) -> dict:
+    memory = store.memory_upsert(
+        namespace=store.person_namespace(person.id, "people"),
+        content="Ivy's son is Tom.",
+        type="people",
+        memory_key="people|person:tom|relationship",
+        source=Memory.Source.CONVERSATION_EXTRACTION,
+        embed=False,
+    ).memory
+    return {
+        "person": person,
+        "session": Session.objects.filter(person=person).order_by("-created_at").first(),
+        "alert": Alert.objects.get(person=person, kind=Alert.Kind.ESCALATION),
+        "memory": memory,
+    }
+
+
+@pytest.fixture
+def olga(objects, other_org):
+    """A login of the other organisation only, left in this person's care team as admin (as if
+    moved between organisations): the care-team row alone must not let her in."""
+    user = login("olga", other_org)
+    CareTeamMembership.objects.create(
+        user=user, person=objects["person"], role=CareRole.ADMIN, can_see_transcripts=True
+    )
+    return user
+
+
+@pytest.fixture
+def bea(objects, person_b, other_org):
+    """A login of both organisations, team admin of a person in each."""
+    user = login("bea", objects["person"].organisation, other_org)
+    for someone in (objects["person"], person_b):
+        CareTeamMembership.objects.create(
+            user=user, person=someone, role=CareRole.ADMIN, can_see_transcripts=True
+        )
+    # team_member edits a family member of the team: one in the other person's team too.
+    CareTeamMembership.objects.create(
+        user=login("finn", other_org), person=person_b, role=CareRole.FAMILY
+    )
+    return user
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+@pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
+def test_a_login_of_another_organisation_gets_404_and_changes_nothing(name, htmx, objects, olga):
+    before = AuditEvent.objects.count()
+    headers = {"HX-Request": "true"} if htmx else {}
+    response = call(client_for(olga), name, objects, **headers)
+    assert response.status_code == 404
+    assert b"Peggy" not in response.content and b"Nana" not in response.content
+    assert AuditEvent.objects.count() == before
+    objects["alert"].refresh_from_db()
+    assert objects["alert"].status == "open"
+    objects["memory"].refresh_from_db()
+    assert objects["memory"].confirmed is False
+    objects["person"].refresh_from_db()
+    assert "knownTopics" not in objects["person"].caregiver_context
+
+
+def test_a_login_of_another_organisation_sees_no_one_of_this_one(objects, olga, person_b):
+    CareTeamMembership.objects.create(user=olga, person=person_b, role=CareRole.FAMILY)
+    content = client_for(olga).get(reverse("dashboard:people")).content
+    assert b"Ivy" in content
+    assert b"Peggy" not in content and b"Nana" not in content
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_a_login_of_both_organisations_may_act_in_each(name, objects, person_b, bea):
+    method, _ = ROUTES[name]
+    expected = 200 if method == "get" else 302
+    for objects_of_one in (objects, _objects_of(person_b)):
+        response = call(client_for(bea), name, objects_of_one)
+        assert response.status_code == expected, objects_of_one["person"]
+        row = AuditEvent.objects.order_by("-id").first()
+        assert (row.username, row.organisation_id) == (
+            "bea",
+            objects_of_one["person"].organisation_id,
+        )
+
+
+def test_a_login_of_both_organisations_sees_each_ones_people_under_its_name(
+    objects, person_b, bea, other_person
+):
+    content = client_for(bea).get(reverse("dashboard:people")).content.decode()
+    assert "Peggy (Nana)" in content and "Ivy" in content
+    assert "Arthur" not in content  # in the same organisation, but not in her care team
+    # Under each organisation's name, in order of name.
+    positions = [
+        content.index(text)
+        for text in ("<h2>Default organisation", "Peggy (Nana)", "<h2>Riverside Care", "Ivy")
+    ]
+    assert positions == sorted(positions)
+
+
+def test_leaving_an_organisation_takes_its_people_away_at_once(objects, person_b, bea):
+    OrganisationMembership.objects.filter(user=bea, organisation=person_b.organisation).delete()
+    client = client_for(bea)
+    assert client.get(reverse("dashboard:person", args=[person_b.id])).status_code == 404
+    assert client.get(reverse("dashboard:person", args=[objects["person"].id])).status_code == 200
+    assert b"Ivy" not in client.get(reverse("dashboard:people")).content

@@ -8,6 +8,9 @@ from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 
 from dashboard.models import CareTeamMembership
+from memory.conversations import tenancy
+from memory.models import OrganisationMembership
+from tests.dashboard.conftest import client_for, make_person
 
 pytestmark = pytest.mark.django_db
 
@@ -47,3 +50,20 @@ def test_refuses_without_debug(settings, person):
     with pytest.raises(CommandError):
         run()
     assert not CareTeamMembership.objects.exists()
+
+
+def test_demo_logins_belong_to_the_default_organisation_and_see_only_its_people(
+    person, other_person
+):
+    elsewhere = make_person("Ivy", organisation=tenancy.organisation_get_or_create("riverside"))
+    run("--force", "--password", "pw-for-the-demo")
+    memberships = {
+        (m.user.username, m.organisation.slug, m.is_admin)
+        for m in OrganisationMembership.objects.select_related("user", "organisation")
+    }
+    assert memberships == {("demo", "default", True), ("family", "default", False)}
+    assert not CareTeamMembership.objects.filter(person=elsewhere).exists()
+    demo = client_for(CareTeamMembership.objects.filter(user__username="demo").first().user)
+    content = demo.get("/").content.decode()
+    assert "Peggy (Nana)" in content and "Ivy" not in content
+    assert demo.get("/organisations/default/audit/").status_code == 200

@@ -176,7 +176,7 @@ def test_forget_removes_it_and_htmx_gets_nothing_back(alice_client, person, memo
 
 
 def test_a_memory_of_another_person_cannot_be_touched(alice_client, person, other_person):
-    from memory import store
+    from memory.facts import store
 
     theirs = store.memory_upsert(
         namespace=store.person_namespace(other_person.id, "people"),

@@ -81,15 +81,15 @@ def test_this_weeks_questions_in_plain_words(peggy):
         [("Where am I?", 0.5, "confused"), ("Where am I?", 0.5, "confused"), ("Hi", 0.1, "calm")],
     )
     converse(peggy, monday + timedelta(days=1), [("Where am I now?", 0.5, "confused")])
-    converse(peggy, monday - timedelta(days=3), [("Hello", 0.1, "calm")])  # last week
+    converse(peggy, monday - timedelta(days=6), [("Hello", 0.1, "calm")])  # the 7 days before
     band = selectors.repetition_this_week(person=peggy, now=monday + timedelta(days=2))
     assert (band.conversations, band.last_week_conversations) == (2, 1)
     (location,) = band.questions
     assert (location.question_type, location.asked, location.conversations) == ("location", 3, 2)
     sentence = words.week_question_sentence(location, subject="she", band=band)
     assert sentence == (
-        "Asked where she is about twice a conversation, in 2 of 2 conversations this week "
-        "(not asked last week)."
+        "Asked where she is about twice a conversation, in 2 of 2 conversations in the last 7 "
+        "days (not asked the 7 days before)."
     )
 
 
@@ -111,6 +111,79 @@ def test_most_repeated_keeps_short_questions_apart(peggy):
         ("where am i?", 3, 1),
         ("who are you?", 2, 1),
     ]
+
+
+def test_most_repeated_counts_a_question_put_in_other_words_as_one(peggy):
+    converse(
+        peggy,
+        utc(2026, 1, 12, 15),
+        [
+            ("I want to go home.", 0.5, "anxious"),
+            ("Where am I?", 0.5, "confused"),
+            ("Take me home, please.", 0.5, "anxious"),
+            ("I want to go home.", 0.5, "anxious"),
+            ("Where am I?", 0.5, "confused"),
+        ],
+    )
+    converse(peggy, utc(2026, 1, 12, 18), [("Can I go home now?", 0.5, "anxious")])
+    repeated = selectors.most_repeated_questions(person=peggy, now=utc(2026, 1, 13))
+    assert [(q.example, q.times, q.conversations, q.wordings) for q in repeated] == [
+        ("I want to go home.", 4, 2, 3),
+        ("Where am I?", 2, 1, 1),
+    ]
+    sentence = words.repeated_question_sentence(repeated[0], subject="she", with_words=False)
+    assert sentence == "Said something else, 4 times in 2 conversations, in different words"
+    where = words.repeated_question_sentence(repeated[1], subject="she", with_words=False)
+    assert where == "Asked where she is, twice in 1 conversation"
+    own = words.repeated_question_sentence(repeated[0], subject="she", with_words=True)
+    assert own == "“I want to go home.”, 4 times in 2 conversations, in different words"
+
+
+def test_most_repeated_keeps_opposites_and_other_questions_apart(peggy):
+    converse(
+        peggy,
+        utc(2026, 1, 12, 15),
+        [
+            ("What day is it?", 0.5, "confused"),
+            ("What time is it?", 0.5, "confused"),
+            ("What day is it?", 0.5, "confused"),
+            ("I don't want to go home.", 0.2, "calm"),
+            ("I want to go home.", 0.5, "anxious"),
+            ("I want to go home.", 0.5, "anxious"),
+        ],
+    )
+    repeated = selectors.most_repeated_questions(person=peggy, now=utc(2026, 1, 13))
+    assert [(q.example, q.times) for q in repeated] == [
+        ("I want to go home.", 2),
+        ("What day is it?", 2),
+    ]
+
+
+def test_rows_stored_without_a_meaning_are_grouped_by_their_words(peggy):
+    from memory.models import RepetitionRecord
+
+    converse(
+        peggy,
+        utc(2026, 1, 12, 15),
+        [("I want to go home.", 0.5, "anxious"), ("Take me home, please.", 0.5, "anxious")] * 2,
+    )
+    RepetitionRecord.objects.filter(person=peggy).update(meaning=None)
+    repeated = selectors.most_repeated_questions(person=peggy, now=utc(2026, 1, 13))
+    assert sorted((q.example, q.times) for q in repeated) == [
+        ("I want to go home.", 2),
+        ("Take me home, please.", 2),
+    ]
+
+
+def test_conversations_that_went_round_in_circles_are_counted(peggy):
+    converse(peggy, utc(2026, 1, 10, 15), [("Where am I?", 0.5, "confused")] * 6)
+    converse(peggy, utc(2026, 1, 11, 15), [("Where am I?", 0.5, "confused")] * 2)
+    chronic = selectors.chronic_conversations(person=peggy, now=utc(2026, 1, 13))
+    assert (chronic.chronic, chronic.conversations) == (1, 2)
+    assert words.chronic_sentence(chronic, name="Peggy", days=30, at=5) == (
+        "In 1 of 2 conversations in the last 30 days, Peggy asked one thing 5 times or more "
+        "(in any words). Clara answered warmly each time."
+    )
 
 
 def test_questions_by_hour_are_local_hours(peggy):

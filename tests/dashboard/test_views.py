@@ -2,14 +2,17 @@
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from memory.conversations import tenancy
 from memory.models import Alert, Session
-from tests.dashboard.conftest import PASSWORD
+from tests.dashboard.conftest import PASSWORD, converse, login
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +113,48 @@ def test_repetition_panel_says_the_week_in_plain_words(alice_client, person):
     assert re.search(r"Asked (where she is|about family and friends) twice a conversation", content)
 
 
+def test_repetition_panel_shows_the_persons_own_words_only_with_the_transcript_right(
+    alice_client, bob_client, person
+):
+    url = reverse("dashboard:person_repetition", args=[person.id])
+    alice = alice_client.get(url, headers=HX).content.decode()
+    bob = bob_client.get(url, headers=HX).content.decode()
+    assert "“Where am I?”" in alice
+    # (The charts' own label for the kind of question, "Where am I?", is Clara's wording.)
+    for said in ("\u201cWhere am I?\u201d", "Sarah", "Is this my home", "\u201c"):
+        assert said not in bob
+    assert "Asked where she is" in bob
+    assert "Only members allowed to read conversations see Peggy" in bob
+
+
+def test_repetition_panel_groups_other_words_as_one_question(alice_client, person):
+    converse(
+        person,
+        timezone.now() - timedelta(hours=1),
+        [("I want to go home.", 0.5, "anxious"), ("Take me home, please.", 0.5, "anxious")],
+    )
+    content = alice_client.get(
+        reverse("dashboard:person_repetition", args=[person.id]), headers=HX
+    ).content.decode()
+    # The two wordings are one question (the count may include the fixture's other asks).
+    assert re.search(r"<li>“I want to go home\.”, [^<]*in different words</li>", content)
+    assert "Take me home" not in content
+
+
+def test_repetition_panel_shows_conversations_that_went_round_in_circles(
+    alice_client, bob_client, person
+):
+    url = reverse("dashboard:person_repetition", args=[person.id])
+    assert "times or more" not in alice_client.get(url, headers=HX).content.decode()
+    converse(person, timezone.now() - timedelta(hours=1), [("Who are you?", 0.5, "confused")] * 6)
+    for client in (alice_client, bob_client):
+        content = client.get(url, headers=HX).content.decode()
+        assert (
+            "In 1 of 3 conversations in the last 30 days, Peggy asked one thing 5 times or more"
+            in content
+        )
+
+
 def test_agreed_answer_shows_next_to_the_question(alice_client, person):
     person.caregiver_context["agreedAnswers"] = {"location": "You live at Rosewood House."}
     person.save()
@@ -203,8 +248,8 @@ def test_alert_status_is_get_proof(alice_client, person, alert):
 # --- Care team --------------------------------------------------------------------------------
 
 
-def test_admin_adds_a_member_without_transcript_right(alice_client, person, django_user_model):
-    dave = django_user_model.objects.create_user("dave", password=PASSWORD)
+def test_admin_adds_a_member_without_transcript_right(alice_client, person):
+    dave = login("dave")
     response = alice_client.post(
         reverse("dashboard:team_add", args=[person.id]), {"username": "dave", "role": "staff"}
     )
@@ -213,12 +258,39 @@ def test_admin_adds_a_member_without_transcript_right(alice_client, person, djan
     assert (member.role, member.can_see_transcripts) == ("staff", False)
 
 
-def test_adding_an_unknown_login_says_so(alice_client, person):
-    response = alice_client.post(
-        reverse("dashboard:team_add", args=[person.id]), {"username": "nobody", "role": "staff"}
-    )
-    assert response.status_code == 400
-    assert b"No one with this login name." in response.content
+def test_adding_offers_only_the_organisations_logins_not_yet_in_the_team(alice_client, person, bob):
+    login("dave")
+    login("olga", tenancy.organisation_get_or_create("riverside-care"))
+    content = alice_client.get(reverse("dashboard:team", args=[person.id])).content.decode()
+    offered = re.findall(r'<option value="([^"]+)"', content.split('id="id_username"')[1])
+    offered = offered[: offered.index("admin")]  # the role list follows
+    assert offered == ["dave"]  # not olga (elsewhere), not alice or bob (already in)
+    assert "olga" not in content
+
+
+def test_a_login_elsewhere_is_answered_as_an_unknown_one(alice_client, person):
+    login("olga", tenancy.organisation_get_or_create("riverside-care"))
+    url = reverse("dashboard:team_add", args=[person.id])
+    elsewhere = alice_client.post(url, {"username": "olga", "role": "staff"})
+    unknown = alice_client.post(url, {"username": "nobody", "role": "staff"})
+    assert elsewhere.status_code == unknown.status_code == 400
+    assert b"Choose someone from the list." in elsewhere.content
+
+    def page(response) -> str:  # the same page, but for the per-request CSRF token
+        return re.sub(r'value="[^"]{64}"', "", response.content.decode())
+
+    assert page(elsewhere) == page(unknown)
+    assert "olga" not in page(elsewhere)
+    assert not CareTeamMembership.objects.filter(user__username="olga").exists()
+
+
+def test_the_service_refuses_a_login_of_another_organisation_too(person):
+    from dashboard import services
+
+    olga = login("olga", tenancy.organisation_get_or_create("riverside-care"))
+    error = services.member_add(person=person, user=olga, role="staff", can_see_transcripts=True)
+    assert error == "Choose someone from the list."
+    assert not CareTeamMembership.objects.filter(user=olga).exists()
 
 
 def test_admin_grants_transcripts(alice_client, person, bob):

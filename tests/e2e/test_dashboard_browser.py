@@ -1,11 +1,13 @@
 """A caregiver in a real browser: log in, open a person, charts render, act on an alert."""
 
+import importlib
+
 import pytest
 from django.contrib.auth import get_user_model
 
 from dashboard.models import CareRole, CareTeamMembership
 from dashboard.selectors import person_name
-from memory.models import Alert, Memory
+from memory.models import Alert, Memory, OrganisationMembership
 from tests.dashboard.conftest import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -18,9 +20,17 @@ DESKTOP = {"width": 1200, "height": 900}
 def peggy():
     """A week of one demo person's conversations, stored as load_demo stores them (through
     the bot API and the reference companion), then summarised and trended as the jobs would."""
-    from memory import demo, summaries, trends
-    from memory.models import Person, Session
+    from django.apps import apps
 
+    from memory import demo
+    from memory.insights import summaries, trends
+    from memory.models import Narrative, Person, Session
+
+    # The story library comes from a data migration; a transactional test that ran earlier (the
+    # migration tests) flushes it away, and "What helps" needs its stories.
+    if not Narrative.objects.exists():
+        starter = importlib.import_module("memory.migrations.0003_load_starter_narratives")
+        starter.load_starter_narratives(apps, None)
     plan = demo.build_plan(seed=7, people=1, days=7)
     demo.load(plan)
     for session_id in Session.objects.values_list("id", flat=True):
@@ -39,6 +49,7 @@ def peggy():
 @pytest.fixture
 def alice(peggy):
     user = get_user_model().objects.create_user("alice", password=PASSWORD, first_name="Alice")
+    OrganisationMembership.objects.create(user=user, organisation=peggy.organisation)
     CareTeamMembership.objects.create(
         user=user, person=peggy, role=CareRole.ADMIN, can_see_transcripts=True
     )
@@ -150,7 +161,7 @@ def test_edit_the_profile_through_htmx(browser, live_server, alice, peggy, shoot
 
 
 def test_review_what_clara_remembers(browser, live_server, alice, peggy, shoot):
-    from memory import store
+    from memory.facts import store
 
     short = peggy.caregiver_context["preferredName"]
     roses = store.memory_upsert(

@@ -25,7 +25,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from memory import services
+from memory.conversations import services
 from memory.models import ChatMessage, RollingSummary, Session
 
 ROOT = Path(__file__).resolve().parents[2]

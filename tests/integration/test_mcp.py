@@ -24,8 +24,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from memory import agent_tools, mcp_server, services
-from memory.errors import DomainError
+from memory.companion import mcp as mcp_server
+from memory.companion import tools as agent_tools
+from memory.conversations import services
+from memory.core.errors import DomainError
 from memory.models import ApiKey, Memory, PersonNotes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memory import services
-from memory.crypto import generate_key as crypto_generate_key
+from memory.conversations import services
+from memory.core.crypto import generate_key as crypto_generate_key
 from memory.models import Session
 
 ROOT = Path(__file__).resolve().parents[2]

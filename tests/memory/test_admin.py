@@ -6,9 +6,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from memory import services
 from memory.admin import SESSION_PAGE_MESSAGES
-from memory.emotion import EmotionReading
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
 from memory.models import (
     ApiKey,
     ChatMessage,

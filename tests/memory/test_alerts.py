@@ -7,9 +7,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from memory import alerts, services
-from memory.emotion import EmotionReading
-from memory.errors import Invalid
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
+from memory.core.errors import Invalid
+from memory.insights import alerts
 from memory.models import Alert
 
 pytestmark = pytest.mark.django_db

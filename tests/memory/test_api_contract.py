@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from memory import emotion as emotion_reader
-from memory import repetition, services
-from memory.emotion import EmotionReading
+from memory.conversations import emotion as emotion_reader
+from memory.conversations import repetition, services
+from memory.conversations.emotion import EmotionReading
 from memory.models import (
     ApiKey,
     ChatMessage,
@@ -397,7 +397,9 @@ def test_repeat_count_counts_every_earlier_repeat(api, session_id):
 
 
 # Window rules (seed §5.1), first that applies: <= 6 messages: all; repeats >= 4: 6;
-# distress > 0.7: 16; otherwise 12. Each seeded exchange is two messages.
+# distress > 0.7 or an escalation among the person's last 3 messages (or this one): 16;
+# otherwise 12. Each seeded exchange is two messages.
+FALL = "I've fallen and I can't get up"
 WINDOW_CASES = {
     "empty session": ([], "Hello there", CALM, 0, []),
     "6 messages, distressed": (
@@ -425,6 +427,30 @@ WINDOW_CASES = {
     "4 repeats": (["Where am I?"] * 4, "Where am I?", CALM, 6, range(3, 9)),
     "3 repeats": (["Where am I?"] * 3 + ["I like tea"], "Where am I?", CALM, 12, range(1, 9)),
     "4 repeats beat distress": (["Where am I?"] * 4, "Where am I?", DISTRESSED, 6, range(3, 9)),
+    # An escalation among the person's last few messages keeps the window wide, though this
+    # message is calm: one calmer turn after a fall must not hide the fall.
+    "a fall, then a calmer turn": (
+        [f"story number {i}" for i in range(8)] + [FALL, "story number 9"],
+        "I like tea",
+        CALM,
+        16,
+        range(5, 21),
+    ),
+    "a fall three turns ago": (
+        [f"story number {i}" for i in range(7)] + [FALL, "story number 8", "story number 9"],
+        "I like tea",
+        CALM,
+        16,
+        range(5, 21),
+    ),
+    "a fall long ago": (
+        [FALL] + [f"story number {i}" for i in range(9)],
+        "I like tea",
+        CALM,
+        12,
+        range(9, 21),
+    ),
+    "a fall now": ([f"story number {i}" for i in range(10)], FALL, CALM, 16, range(5, 21)),
 }
 
 

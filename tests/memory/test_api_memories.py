@@ -310,7 +310,7 @@ def test_tool_bad_arguments_name_the_field(api, name, arguments, status, field):
 
 
 def test_conversation_search_stays_inside_the_current_session(api, person):
-    from memory import services
+    from memory.conversations import services
 
     earlier, _ = services.session_resolve(user_id=person.id)
     services.exchange_record(

@@ -12,9 +12,13 @@ from django.db import connection
 from django.urls import reverse
 
 from clara.api import api as project_api
-from memory import checkins, selectors, services, summaries, tasks
-from memory.api_companion import router as companion_router
-from memory.errors import Invalid, NotFound
+from memory import tasks
+from memory.companion import checkins
+from memory.companion.api_checkins import router as companion_router
+from memory.companion.context import context_build
+from memory.conversations import services
+from memory.core.errors import Invalid, NotFound
+from memory.insights import summaries
 from memory.models import ChatMessage, CheckIn, CheckInSettings, Person, Session, TurnLock
 
 pytestmark = pytest.mark.django_db
@@ -507,7 +511,7 @@ def test_the_check_in_is_in_the_next_turns_context():
     person = _person()
     _enable(person)
     [check_in] = _decide(person, _local(2026, 11, 23, 9, 5))
-    result = selectors.context_build(
+    result = context_build(
         session_id=check_in.message.session_id,
         message="Hello dear.",
         now=_local(2026, 11, 23, 9, 7),

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from clara.wsgi import application
-from memory.client import ClaraApiError, ClaraClient, Emotion
+from memory.companion.client import ClaraApiError, ClaraClient, Emotion
 from memory.models import ChatMessage, Session
 
 pytestmark = pytest.mark.django_db(transaction=True)

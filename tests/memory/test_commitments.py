@@ -6,8 +6,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory import commitments, selectors, services, summaries, tasks
-from memory.errors import Invalid, NotFound
+from memory import tasks
+from memory.companion.context import context_build
+from memory.conversations import services
+from memory.core.errors import Invalid, NotFound
+from memory.facts import commitments
+from memory.insights import summaries
 from memory.models import ChatMessage, Commitment, Person, Persona
 
 pytestmark = pytest.mark.django_db
@@ -358,7 +362,7 @@ def test_commitments_never_reach_a_later_sessions_prompt():
     assert [c.text for c in Commitment.objects.all()] == ["visit her mother on Sunday"]
 
     later, _ = services.session_resolve(user_id=person.id, at=THURSDAY + timedelta(days=1))
-    result = selectors.context_build(
+    result = context_build(
         session_id=later.id, message="Hello dear.", now=THURSDAY + timedelta(days=1)
     )
     prompt = result.rendered.system_prompt + " ".join(

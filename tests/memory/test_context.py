@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import context, escalation, repetition, services
-from memory.emotion import EmotionReading
+from memory.companion import prompt as context
+from memory.conversations import escalation, meaning, repeats, services
+from memory.conversations.emotion import EmotionReading
 
 # Words and shapes that would tell the LLM (and so the person) that something was repeated,
 # compare with other days, or stamp the person's messages with a time.
@@ -48,6 +49,51 @@ PERSON_LINES = [
     "I miss my husband.",
     "Can we have tea?",
 ]
+# The same things in other words (repeats by meaning, not by the fingerprint rule), and one
+# opposite, which is never a repeat.
+PARAPHRASES = [
+    "Take me home, please.",
+    "Can I go home now?",
+    "Is my daughter on her way?",
+    "Could I have a cup of tea?",
+    "Which day is it today?",
+    "Have you seen Tom?",
+    "What's your name?",
+    "What am I supposed to do?",
+    "The garden is lovely.",
+    "Where is the cat?",
+    "I don't want to go home.",
+]
+SAID = PERSON_LINES + PARAPHRASES
+_MEANINGS: dict[str, meaning.MessageMeaning] = {}
+
+
+def meaning_of(text: str) -> meaning.MessageMeaning:
+    """The meaning of a line, analysed once for the whole module (MiniLM, as in the product)."""
+    if text not in _MEANINGS:
+        _MEANINGS[text] = meaning.analyse(text)
+    return _MEANINGS[text]
+
+
+def person_turn(text: str) -> context.Turn:
+    return context.Turn("user", text, meaning_of(text))
+
+
+def stored_meaning_of(text: str) -> meaning.MessageMeaning:
+    """The meaning as the product reads it back from the database (quantised)."""
+    return meaning.from_stored(meaning.to_stored(meaning_of(text)))
+
+
+def repeats_in(questions: list[str], of=meaning_of) -> list[tuple[str, str]]:
+    """Pairs (earlier, later) where the later question repeats the earlier, by words or meaning."""
+    return [
+        (earlier, later)
+        for index, later in enumerate(questions)
+        for earlier in questions[:index]
+        if repeats.says_again(earlier, later, of(earlier), of(later))
+    ]
+
+
 CLARA_LINES = [
     "You're somewhere safe, and I'm right here with you.",
     "Your daughter loves you very much.",
@@ -68,11 +114,9 @@ def forbidden_in(text: str) -> list[str]:
     return [pattern for pattern in FORBIDDEN if re.search(pattern, text, re.IGNORECASE)]
 
 
-turns = st.lists(
-    st.tuples(st.sampled_from(PERSON_LINES), st.sampled_from(CLARA_LINES)), max_size=10
-).map(
+turns = st.lists(st.tuples(st.sampled_from(SAID), st.sampled_from(CLARA_LINES)), max_size=10).map(
     lambda pairs: [
-        context.Turn(r, t) for p in pairs for r, t in (("user", p[0]), ("assistant", p[1]))
+        turn for p, c in pairs for turn in (person_turn(p), context.Turn("assistant", c))
     ]
 )
 feelings = st.lists(
@@ -87,7 +131,7 @@ feelings = st.lists(
 inputs = st.builds(
     context.ContextInputs,
     name=st.sampled_from(["Nana", "Dad", "Rose", ""]),
-    message=st.sampled_from(PERSON_LINES),
+    message=st.sampled_from(SAID),
     window=turns,
     repeat_count=st.integers(0, 12),
     feelings=feelings,
@@ -98,6 +142,8 @@ inputs = st.builds(
     known_topics=st.lists(st.sampled_from(["baking", "dancing", "cricket"]), max_size=3),
     avoid_topics=st.lists(st.sampled_from(["hospital", "money"]), max_size=2),
     escalate=st.booleans(),
+    reassurance=st.none() | st.sampled_from(CLARA_LINES),
+    agreed_answer=st.none() | st.just("You live at Rosewood House with Tom."),
 )
 
 
@@ -129,14 +175,39 @@ def test_from_three_repeats_no_question_appears_twice_in_the_history(data):
     *history, _current = context.render(data).messages
 
     questions = [m["content"] for m in history if m["role"] == "user"]
-    for index, later in enumerate(questions):
-        for earlier in questions[:index]:
-            assert not repetition.is_repeat_of(
-                fingerprint_=repetition.fingerprint(later),
-                question_type_=repetition.question_type(later),
-                earlier_fingerprint=repetition.fingerprint(earlier),
-                earlier_type=repetition.question_type(earlier),
-            ), (earlier, later)
+    # Not in the same words, and not in other words either.
+    assert repeats_in(questions) == []
+
+
+def test_deduplication_keeps_one_telling_of_a_question_put_in_other_words():
+    window = [
+        person_turn("I want to go home."),
+        context.Turn("assistant", "You're safe here with me."),
+        person_turn("I like the garden."),
+        context.Turn("assistant", "The roses are out."),
+        person_turn("Take me home, please."),
+        context.Turn("assistant", "Let's sit together a while."),
+    ]
+
+    kept = context.deduplicate(window)
+
+    assert [t.content for t in kept] == [
+        "I like the garden.",
+        "The roses are out.",
+        "Take me home, please.",
+        "Let's sit together a while.",
+    ]
+
+
+def test_deduplication_keeps_an_opposite_apart():
+    window = [
+        person_turn("I want to go home."),
+        context.Turn("assistant", "You're safe here with me."),
+        person_turn("I don't want to go home."),
+        context.Turn("assistant", "Then let's stay right here."),
+    ]
+
+    assert context.deduplicate(window) == window
 
 
 @given(inputs.filter(lambda d: d.repeat_count < context.DEDUPLICATE_AT))
@@ -210,6 +281,37 @@ def test_first_time_directive_appears_only_for_a_repeat():
 
     assert "very first time" not in plain.system_prompt
     assert "very first time" in repeated.system_prompt
+
+
+def test_from_five_repeats_the_story_is_the_heart_of_the_reply():
+    story = context.NarrativeSeed("The roses are out and the kettle is on.")
+
+    def render(count: int) -> str:
+        return context.render(
+            context.ContextInputs(
+                name="Nana", message="Where am I?", window=[], repeat_count=count, narrative=story
+            )
+        ).system_prompt
+
+    assert "may draw on" in render(4) and "heart of your reply" not in render(4)
+    assert "heart of your reply" in render(5) and "may draw on" not in render(5)
+    assert story.text in render(5)
+    assert forbidden_in(render(5)) == [] and forbidden_in(render(9)) == []
+
+
+def test_at_a_repeat_the_reassurance_that_helps_is_kept_in_warm_words():
+    def render(**fields) -> str:
+        inputs = {"name": "Nana", "message": "Where am I?", "window": [], "repeat_count": 1}
+        return context.render(context.ContextInputs(**(inputs | fields))).system_prompt
+
+    kept = render(reassurance="You're at home, safe and warm.")
+    assert 'A reassurance that comforts Nana here: "You\'re at home, safe and warm."' in kept
+    assert "same reassurance, in warm words" in kept
+    assert forbidden_in(kept) == []
+    # Not for a first question, and the family's agreed answer comes first.
+    assert "reassurance" not in render(repeat_count=0, reassurance="You're at home.")
+    family = render(reassurance="You're at home.", agreed_answer="You live at Rosewood House.")
+    assert "Rosewood House" in family and "You're at home." not in family
 
 
 def test_last_three_feelings_set_a_steady_tone():
@@ -390,8 +492,8 @@ def test_escalation_is_reported_in_the_analysis(api):
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    script=st.lists(st.sampled_from(PERSON_LINES), min_size=1, max_size=12),
-    message=st.sampled_from(PERSON_LINES),
+    script=st.lists(st.sampled_from(SAID), min_size=1, max_size=12),
+    message=st.sampled_from(SAID),
 )
 def test_endpoint_text_is_safe_for_any_stored_conversation(api, script, message):
     session_id = uuid.uuid4()
@@ -408,6 +510,11 @@ def test_endpoint_text_is_safe_for_any_stored_conversation(api, script, message)
     text = body["system_prompt"] + "\n" + "\n".join(m["content"] for m in body["messages"])
     assert forbidden_in(text) == []
     assert body["messages"][-1]["content"] == message
+    # Repeats by meaning are counted (paraphrases are in the script), and still, from three
+    # repeats on, no question is in the history twice, whatever its wording.
+    if body["analysis"]["repeat_count"] >= context.DEDUPLICATE_AT:
+        history = [m["content"] for m in body["messages"][:-1] if m["role"] == "user"]
+        assert repeats_in(history, of=stored_meaning_of) == []
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 import pytest
 from django.utils import timezone
 
-from memory import selectors, services, store
+from memory.companion.context import context_build
+from memory.conversations import services
+from memory.facts import store
 from memory.models import Person
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +32,7 @@ def session(person):
 
 
 def _prompt(session, message: str) -> str:
-    return selectors.context_build(session_id=session.id, message=message).rendered.system_prompt
+    return context_build(session_id=session.id, message=message).rendered.system_prompt
 
 
 def test_confirmed_facts_reach_the_prompt_and_unconfirmed_never_do(person, session):

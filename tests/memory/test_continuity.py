@@ -4,8 +4,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from memory import continuity, search, selectors, services, store
-from memory.errors import Conflict
+from memory.companion import continuity
+from memory.companion.context import context_build
+from memory.conversations import services
+from memory.core.errors import Conflict
+from memory.facts import notes as person_notes
+from memory.facts import search
 from memory.models import ChatMessage, Person, StreamSummary
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +29,7 @@ def _talk(session, pairs, channel=None):
 
 
 def _context(session, message):
-    return selectors.context_build(session_id=session.id, message=message).rendered
+    return context_build(session_id=session.id, message=message).rendered
 
 
 def test_dementia_safe_is_the_default_and_sees_only_this_session(person):
@@ -44,7 +48,7 @@ def test_a_continuous_companion_carries_the_stream_across_sessions_and_restarts(
     continuity.person_persona_set(person_id=person.id, persona="buddy")
     first, _ = services.session_resolve(user_id=person.id)
     _talk(first, [("My sister Ann lives in Leeds", "How lovely, tell me about her.")], "sms")
-    store.notes_update(person_id=person.id, persona="buddy", fields={"mood": "upbeat"})
+    person_notes.notes_update(person_id=person.id, persona="buddy", fields={"mood": "upbeat"})
     services.session_close(session_id=first.id)
     # A restart: nothing is kept in process memory between the two sessions.
     search.clear_cache()
@@ -59,7 +63,7 @@ def test_a_continuous_companion_carries_the_stream_across_sessions_and_restarts(
 def test_older_turns_fold_into_a_summary_under_the_companions_instructions(person, monkeypatch):
     continuity.persona_policy_set(slug="buddy", policy="continuous")
     continuity.person_persona_set(person_id=person.id, persona="buddy")
-    store.notes_update(
+    person_notes.notes_update(
         person_id=person.id, persona="buddy", fields={"compaction": "keep anything about gardening"}
     )
     monkeypatch.setattr(continuity, "RECENT_TOKEN_BUDGET", 25)

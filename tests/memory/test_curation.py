@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory import curation, search, store
+from memory.facts import curation, search, store
 from memory.models import Memory, Person
 
 pytestmark = pytest.mark.django_db

@@ -4,17 +4,27 @@ from io import StringIO
 from statistics import mean
 
 import pytest
+from celery.signals import before_task_publish
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.utils import timezone
 
-from memory import demo, escalation, services
+from clara.celery import app as celery_app
+from memory import demo
+from memory.conversations import escalation, services
 from memory.models import (
+    Alert,
     ApiKey,
     ChatMessage,
     DetectedEmotion,
+    Memory,
     NarrativeUsage,
     Person,
+    PersonTrend,
     RepetitionRecord,
+    RollingSummary,
     Session,
+    SummarySpine,
 )
 
 SMALL = ["--people", "2", "--days", "3"]
@@ -101,7 +111,7 @@ def _distress_changes() -> tuple[list[float], list[float]]:
     return after_story, after_other
 
 
-def test_load_demo_writes_realistic_history_through_the_api(db):
+def test_load_demo_writes_realistic_history_through_the_services_behind_the_api(db):
     started = datetime.now(UTC)
     out = _load("--people", "3", "--days", "6")
 
@@ -135,13 +145,12 @@ def test_load_demo_writes_realistic_history_through_the_api(db):
     assert not user_messages.filter(repetition__isnull=True).exists()
     assert DetectedEmotion.objects.count() == RepetitionRecord.objects.count() == messages // 2
 
-    # Through the bot API with the companion: every exchange with its idempotency key and
-    # Clara's measured reply time, and the temporary key is revoked.
+    # As the companion stores them: every exchange with its idempotency key and Clara's
+    # measured reply time. In process, straight to the services: no API key was needed.
     assert not user_messages.filter(idempotency_key__isnull=True).exists()
     replies = ChatMessage.objects.filter(role=ChatMessage.Role.ASSISTANT)
     assert not replies.filter(processing_time_ms__isnull=True).exists()
-    assert ApiKey.objects.filter(name="load_demo (temporary)").exists()
-    assert not ApiKey.objects.filter(revoked_at__isnull=True).exists()
+    assert not ApiKey.objects.exists()
 
     # All in the past, spread over the requested days.
     first = ChatMessage.objects.order_by("timestamp").first().timestamp
@@ -176,6 +185,50 @@ def test_load_demo_writes_realistic_history_through_the_api(db):
     assert len(after_story) > 50 and len(after_other) > 50
     assert mean(after_story) < 0
     assert mean(after_story) < mean(after_other) - 0.08
+
+
+def test_the_api_rate_limit_does_not_apply_to_loading_the_demo(db, settings):
+    # Thousands of turns, each a context read and an exchange write; a bot calling the API this
+    # fast would be refused (the limit stays on for real callers: tests/test_ratelimit*).
+    settings.CLARA_API_RATE_LIMIT_PER_MINUTE = 1
+    assert "Loaded demo data" in _load(*SMALL)
+    assert ChatMessage.objects.count() > 2 * 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_is_complete_when_loading_returns_and_nothing_is_left_to_the_worker():
+    published = []
+
+    def count(sender=None, **kwargs):
+        published.append(sender)
+
+    before_task_publish.connect(count)
+    try:
+        _load(*SMALL)
+    finally:
+        before_task_publish.disconnect(count)
+
+    # Nothing went to the broker: the worker has no backlog to race the dashboard with...
+    assert published == []
+    assert celery_app.conf.task_always_eager is False
+    # ...because every job ran here: each session's full summary (not the basic one written
+    # at close), the rolling summary and spine, facts from what people said, and today's trends.
+    sessions = list(Session.objects.all())
+    assert sessions
+    for session in sessions:
+        assert session.session_summary.get("one_liner"), session.session_summary
+    people = set(Person.objects.values_list("id", flat=True))
+    assert set(RollingSummary.objects.values_list("person_id", flat=True)) == people
+    assert set(SummarySpine.objects.values_list("person_id", flat=True)) == people
+    assert Memory.objects.filter(source=Memory.Source.CONVERSATION_EXTRACTION).exists()
+    today = timezone.now().date()
+    assert {
+        person_id
+        for person_id, day in PersonTrend.objects.values_list("person_id", "day")
+        if abs((day - today).days) <= 1
+    } == people
+    # The escalation's alert is there too.
+    assert Alert.objects.exists()
 
 
 def test_only_the_frightened_evening_trips_the_escalation_detector():
@@ -269,3 +322,20 @@ def test_same_seed_same_database_content(db):
     _delete_everything()
     _load("--seed", "6", *SMALL)
     assert _snapshot()["people"] != first["people"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor == "sqlite", reason="SQLite loads in turn: one writer")
+def test_loading_everyone_at_once_writes_what_loading_in_turn_writes(monkeypatch):
+    plan = demo.build_plan(seed=3, people=3, days=2)
+    demo.load(plan)
+    at_once = _snapshot()
+    summaries = sorted(Session.objects.values_list("id", "session_summary"))
+    _delete_everything()
+    Memory.objects.all().delete()
+
+    monkeypatch.setattr(demo, "_converse_each", demo._converse_all)  # one transaction, in turn
+    demo.load(plan)
+
+    assert _snapshot() == at_once
+    assert sorted(Session.objects.values_list("id", "session_summary")) == summaries

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from memory import embeddings
-from memory.embeddings import (
+from memory.core import embeddings
+from memory.core.embeddings import (
     Embedder,
     HashingEmbedder,
     MiniLMEmbedder,

@@ -2,10 +2,11 @@
 
 import pytest
 
-from memory.emotion import analyse, trajectory_for
+from memory.conversations.emotion import analyse, trajectory_for
 from memory.models import Emotion, Trajectory
 
 FEARFUL = "I'm so scared, please help me!"
+ANXIOUS_LINE = "I'm worried about the children"
 CALM = "Thank you, that's lovely"
 
 
@@ -83,3 +84,23 @@ def test_calm_message_after_a_distressed_conversation_is_de_escalating():
 def test_message_at_the_same_level_as_the_conversation_is_stable():
     level = analyse("I like tea").distress_score
     assert analyse("I like tea", [level, level, level]).trajectory == "stable"
+
+
+# --- The person's own baseline (issue 17) -------------------------------------------------------
+
+
+def test_someone_usually_anxious_is_not_escalating_when_a_session_starts_calm_then_anxious():
+    # A calm hello, then the worry they nearly always have: back to their usual, not rising.
+    assert analyse(ANXIOUS_LINE, [0.2]).trajectory == "escalating"  # no baseline: rising
+    assert analyse(ANXIOUS_LINE, [0.2], baseline=0.7).trajectory == "stable"
+
+
+def test_someone_usually_calm_is_escalating_when_a_session_starts_frightened():
+    assert analyse(FEARFUL, [], baseline=0.1).trajectory == "escalating"
+    assert analyse(FEARFUL, [], baseline=0.85).trajectory == "stable"
+
+
+def test_the_baseline_only_fills_in_for_readings_the_session_does_not_have_yet():
+    assert trajectory_for(0.8, [0.2, 0.2, 0.2], baseline=0.8) == "escalating"
+    assert trajectory_for(0.8, [0.2, 0.2], baseline=0.8) == "escalating"  # (0.8+0.2+0.2)/3
+    assert trajectory_for(0.6, [0.2], baseline=0.8) == "stable"  # (0.8+0.8+0.2)/3 = 0.6

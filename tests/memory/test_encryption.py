@@ -16,8 +16,11 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from memory import crypto, reencrypt, repetition, selectors, services
-from memory.errors import Conflict
+from memory import reencrypt
+from memory.companion.context import context_build
+from memory.conversations import repeats, repetition, selectors, services
+from memory.core import crypto
+from memory.core.errors import Conflict
 from memory.models import (
     ChatMessage,
     Commitment,
@@ -175,7 +178,7 @@ def test_the_per_turn_query_reads_the_window_and_the_caregiver_context(session):
         "You are safe at home, dear.",
     ]
     assert result.caregiver_context["knownTopics"] == [WORD]
-    context = selectors.context_build(session_id=session.id, message="Hello")
+    context = context_build(session_id=session.id, message="Hello")
     assert any(WORD in m["content"] for m in context.rendered.messages)
 
 
@@ -300,6 +303,43 @@ def test_rotation_old_rows_read_new_key_encrypts_rotate_then_drop_the_old_key(ke
     )
     result = selectors.memory_query(session_id=session.id, message="I want my blue cardigan")
     assert result.repeat_count == 2
+
+
+def test_rotation_re_encrypts_the_stored_meanings(key_a, session):
+    settings = key_a
+    talk(session.id, f"Where is my {WORD} coat?")
+    (before,) = raw_column("repetition_tracking", "meaning")
+    kid_a = crypto.keyring().primary.kid
+    assert bytes(before).startswith(f"{crypto.PREFIX}{kid_a}:".encode())
+
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+    counts = {(c.table, c.column): c.rewritten for c in reencrypt.reencrypt_all(dry_run=True)}
+    assert counts[("repetition_tracking", "meaning")] == 1
+    call_command("rotate_keys", stdout=io.StringIO())
+
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B]
+    (after,) = raw_column("repetition_tracking", "meaning")
+    assert bytes(after).startswith(f"{crypto.PREFIX}{crypto.keyring().primary.kid}:".encode())
+    assert bytes(after) != bytes(before)
+    assert repeats.from_db(after) is not None  # reads under the new key alone
+    result = selectors.memory_query(session_id=session.id, message=f"Where is my {WORD} coat?")
+    assert result.repeat_count == 1
+
+
+def test_rotation_makes_the_meanings_again_so_other_words_still_match(key_a, session):
+    settings = key_a
+    for line in ["Where's my coat? I need to go out", "When is my daughter coming?"]:
+        talk(session.id, line)
+
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+    call_command("rotate_keys", stdout=io.StringIO())
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B]
+    repeats.clear_caches()
+
+    # The words of a stored meaning are keyed hashes: re-encrypting alone would leave key A's,
+    # and "jacket" / "daughter" would no longer meet "coat" / "daughter" under key B.
+    for line in ["Have you seen my jacket?", "Is my daughter on her way?"]:
+        assert selectors.memory_query(session_id=session.id, message=line).repeat_count == 1
 
 
 def test_rotate_keys_check_counts_without_writing(key_a, session):

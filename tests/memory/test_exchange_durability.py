@@ -14,7 +14,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import OperationalError, connection
 
-from memory import crypto, recovery, services
+from memory.conversations import recovery, services
+from memory.core import crypto
 from memory.models import (
     ChatMessage,
     DetectedEmotion,

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.extraction import (
+from memory.facts.extraction import (
     ENTITY_REF_RE,
     FACT_TYPES,
     MEMORY_TYPES,

@@ -1,6 +1,6 @@
 import time
 
-from memory.ids import uuid7
+from memory.core.ids import uuid7
 
 
 def test_uuid7_has_version_7_and_the_rfc_variant():

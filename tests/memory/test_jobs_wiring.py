@@ -4,8 +4,9 @@ import uuid
 
 import pytest
 
-from memory import services, tasks
-from memory.emotion import EmotionReading
+from memory import tasks
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
 from memory.models import Alert, Session
 
 pytestmark = pytest.mark.django_db

@@ -18,17 +18,18 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import services
-from memory.emotion import EmotionReading
-from memory.models import Emotion, Narrative, Person, QuestionType
-from memory.narratives import (
+from memory.companion.narratives import (
     CHRONIC_REPEAT_AT,
+    CROSS_SESSION_LOOP_AT,
     Heard,
     mentions_topic,
     narrative_choose,
     person_heard,
     rank_narratives,
 )
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
+from memory.models import Emotion, Narrative, Person, QuestionType
 
 MIGRATION_NAME = "0003_load_starter_narratives"
 starter_migration = importlib.import_module(f"memory.migrations.{MIGRATION_NAME}")
@@ -245,6 +246,36 @@ def test_ranking_under_chronic_repetition_prefers_a_short_memory_loop_answer():
     ]
     assert rank(stories, emotion="confused", repeat_count=0)[0] == "a-story"
     assert rank(stories, emotion="confused", repeat_count=CHRONIC_REPEAT_AT)[0] == "b-loop"
+
+
+def test_ranking_for_a_question_asked_across_sessions_prefers_a_memory_loop_answer():
+    stories = [
+        Story("a-story", category="calming_story", target_emotions=("confused",)),
+        Story("b-loop", category="memory_loop", length="short"),
+    ]
+    asked_lately = CROSS_SESSION_LOOP_AT
+    assert rank(stories, emotion="confused", cross_session_repeats=asked_lately - 1)[0] == "a-story"
+    assert rank(stories, emotion="confused", cross_session_repeats=asked_lately)[0] == "b-loop"
+
+
+def test_ranking_at_a_repeat_keeps_to_the_theme_of_an_answer_that_helps():
+    stories = [Story("a-sea", theme_tags=("sea",)), Story("b-garden", theme_tags=("gardens",))]
+    answer = "We could sit in the garden, it's lovely and quiet."
+    assert rank(stories, repeat_count=1)[0] == "a-sea"
+    assert rank(stories, repeat_count=1, last_answer=answer)[0] == "b-garden"
+
+
+def test_ranking_at_a_repeat_moves_away_from_the_theme_of_an_answer_that_does_not_help():
+    stories = [Story("a-garden", theme_tags=("garden",)), Story("b-sea", theme_tags=("sea",))]
+    answer = "We could sit in the garden, it's lovely and quiet."
+    assert rank(stories, repeat_count=1, last_answer=answer)[0] == "a-garden"
+    assert rank(stories, repeat_count=1, last_answer=answer, answer_helped=False)[0] == "b-sea"
+
+
+def test_ranking_ignores_the_last_answer_when_nothing_is_repeated():
+    stories = [Story("a-sea", theme_tags=("sea",)), Story("b-garden", theme_tags=("garden",))]
+    answer = "We could sit in the garden."
+    assert rank(stories, repeat_count=0, last_answer=answer)[0] == "a-sea"
 
 
 def test_ranking_breaks_ties_by_id_whatever_the_candidate_order():

@@ -3,8 +3,9 @@
 import pytest
 from django.utils import timezone
 
-from memory import remember, services, store
-from memory.errors import Conflict
+from memory.conversations import services
+from memory.core.errors import Conflict
+from memory.facts import remember, store
 from memory.models import ChatMessage, Memory, Person
 
 pytestmark = pytest.mark.django_db

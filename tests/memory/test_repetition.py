@@ -2,7 +2,13 @@
 
 import pytest
 
-from memory.repetition import count_repeats, fingerprint, is_repeat_of, jaccard, question_type
+from memory.conversations.repetition import (
+    count_repeats,
+    fingerprint,
+    is_repeat_of,
+    jaccard,
+    question_type,
+)
 
 
 @pytest.mark.parametrize(

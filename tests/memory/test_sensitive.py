@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.sensitive import (
+from memory.core.sensitive import (
     PLACEHOLDERS,
     iban_valid,
     luhn_valid,

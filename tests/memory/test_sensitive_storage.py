@@ -1,12 +1,16 @@
 """Secrets sent in an exchange are redacted before anything is stored: tables, log file, answers."""
 
 import json
+import re
 import uuid
+from datetime import UTC, datetime
 
 import pytest
+import time_machine
 from django.db import OperationalError, connection
 
-from memory import crypto, recovery, repetition, services
+from memory.conversations import recovery, repetition, services
+from memory.core import crypto
 from memory.models import ChatMessage, RepetitionRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,11 +31,47 @@ def _exchange_url(session_id) -> str:
     return f"/api/v1/sessions/{session_id}/exchanges"
 
 
+# Values machines make: ids (hex, with or without dashes), hashes and key prefixes, dates and
+# times, the repetition fingerprint's keyed tokens. Their digits are random, so a secret's digits
+# turn up in them by chance (a timestamp's microseconds once held 4111), and nobody said them.
+_MACHINE_VALUE = re.compile(
+    r"[0-9a-f]{8,}"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d:\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|[a-p]{20}(?: [a-p]{20})*"
+)
+
+
+def _texts(value) -> list[str]:
+    """The texts a stored value holds, exactly: strings as they are, ciphertext decrypted (its
+    characters are random too; what matters is what it opens to), JSON walked. Numbers, times,
+    ids and binary columns (embeddings) are no text anyone wrote, and are left out."""
+    if isinstance(value, dict):
+        return [text for item in value.items() for part in item for text in _texts(part)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _texts(item)]
+    if not isinstance(value, str):
+        return []
+    if crypto.is_encrypted(value):
+        return _texts(crypto.decrypt(value))
+    if value[:1] in ("{", "[", '"'):
+        try:
+            return _texts(json.loads(value))
+        except ValueError:
+            pass
+    return [] if _MACHINE_VALUE.fullmatch(value) else [value]
+
+
 def _text_in_table(table: str) -> str:
-    """Every value of every row of a table, as text: a raw SQL read, no ORM in between."""
+    """Every text in every row of a table: a raw SQL read, no ORM in between."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")  # noqa: S608 - fixed names
-        return "\n".join(repr(row) for row in cursor.fetchall())
+        return "\n".join(_texts(cursor.fetchall()))
+
+
+def _text_in_json(raw: bytes | str) -> str:
+    """Every text in a JSON document (an API answer, a recovery log line)."""
+    return "\n".join(_texts(json.loads(raw)))
 
 
 def _everything_in_the_database() -> str:
@@ -51,20 +91,37 @@ def _assert_no_secret(text: str) -> None:
         assert secret not in text, secret
 
 
+def test_the_scan_reads_text_and_ciphertext_and_skips_ids_and_times():
+    stored = [
+        "PIN 4321",
+        crypto.encrypt("card 4111"),
+        json.dumps({"said": "1111", "at": "2026-01-02T03:04:05.004111+00:00", "n": 4321}),
+        "2026-01-02 03:04:05.004111",
+        "a1b2c3d44111ffff0000111122223333",
+        "0193a4b5-4111-7abc-8def-432100001111",
+        4111,
+        datetime(2026, 1, 2, 3, 4, 5, 4321, tzinfo=UTC),
+        b"\x00\x01",
+    ]
+    assert _texts(stored) == ["PIN 4321", "card 4111", "said", "1111", "at", "n"]
+
+
 def test_an_exchange_with_a_card_and_a_pin_stores_neither(api):
     session_id = uuid.uuid4()
 
-    response = api.post(
-        _exchange_url(session_id),
-        {
-            "user_message": USER_MESSAGE,
-            "assistant_message": ASSISTANT_MESSAGE,
-            "idempotency_key": "turn-1",
-        },
-    )
+    # Stored at a moment whose microseconds hold a secret's digits: only what was said counts.
+    with time_machine.travel(datetime(2026, 1, 2, 3, 4, 5, 4111, tzinfo=UTC), tick=False):
+        response = api.post(
+            _exchange_url(session_id),
+            {
+                "user_message": USER_MESSAGE,
+                "assistant_message": ASSISTANT_MESSAGE,
+                "idempotency_key": "turn-1",
+            },
+        )
 
     assert response.status_code == 201, response.content
-    _assert_no_secret(response.content.decode())
+    _assert_no_secret(_text_in_json(response.content))
     chat = _text_in_table("chat_messages")
     repetition_rows = _text_in_table("repetition_tracking")
     _assert_no_secret(chat)
@@ -97,7 +154,7 @@ def test_the_message_history_shows_only_the_redacted_text(api):
     response = api.get(f"/api/v1/sessions/{session_id}/messages")
 
     assert response.status_code == 200
-    _assert_no_secret(response.content.decode())
+    _assert_no_secret(_text_in_json(response.content))
     assert "[card number removed]" in response.content.decode()
 
 
@@ -126,7 +183,7 @@ def test_the_same_key_for_another_message_is_still_a_conflict(api):
 
     assert other.status_code == 409
     assert other.json()["field"] == "idempotency_key"
-    _assert_no_secret(other.content.decode())
+    _assert_no_secret(_text_in_json(other.content))
 
 
 def test_a_row_stored_before_redaction_still_matches_its_retry(api):
@@ -176,10 +233,10 @@ def test_an_exchange_kept_in_the_recovery_log_is_redacted_on_disk(api, refused_w
     )
 
     assert response.status_code == 202, response.content
-    _assert_no_secret(response.content.decode())
+    _assert_no_secret(_text_in_json(response.content))
     assert recovery.pending_count() == 1
     on_disk = recovery.log_path().read_bytes().decode()
-    _assert_no_secret(on_disk)
+    _assert_no_secret(_text_in_json(on_disk))
     # Encrypted on disk; what the keys read back is the redacted text.
     entry = json.loads(on_disk)
     assert "[card number removed]" not in on_disk

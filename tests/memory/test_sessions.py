@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memory import services
-from memory.emotion import EmotionReading
-from memory.errors import Conflict, NotFound
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
+from memory.core.errors import Conflict, NotFound
 from memory.models import Person, Session
 
 pytestmark = pytest.mark.django_db

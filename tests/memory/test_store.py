@@ -9,8 +9,11 @@ from django.apps import apps
 from django.db import connection
 from django.utils import timezone
 
-from memory import search, services, store
-from memory.errors import Conflict, Invalid, NotFound
+from memory import privacy
+from memory.conversations import services
+from memory.core.errors import Conflict, Invalid, NotFound
+from memory.facts import notes as person_notes
+from memory.facts import search, store
 from memory.models import Alert, Memory, Person, PersonNotes, Session
 
 pytestmark = pytest.mark.django_db
@@ -293,9 +296,13 @@ def test_memory_switched_off_refuses_new_memories(person):
 
 def test_notes_fields_carry_their_update_time(person):
     t1 = timezone.now()
-    store.notes_update(person_id=person.id, fields={"mood": "cheerful", "plan": "garden"}, at=t1)
+    person_notes.notes_update(
+        person_id=person.id, fields={"mood": "cheerful", "plan": "garden"}, at=t1
+    )
     t2 = t1 + timedelta(hours=1)
-    notes = store.notes_update(person_id=person.id, fields={"mood": "tired", "plan": None}, at=t2)
+    notes = person_notes.notes_update(
+        person_id=person.id, fields={"mood": "tired", "plan": None}, at=t2
+    )
     assert notes.fields == {"mood": {"value": "tired", "updated_at": t2.isoformat()}}
 
 
@@ -305,11 +312,11 @@ def test_export_holds_memories_and_conversations(person):
     services.exchange_record(
         session_id=session.id, user_message="Where is Tom?", assistant_message="Tom is well."
     )
-    data = store.person_export(person.id)
+    data = privacy.person_export(person.id)
     assert data["person"]["display_name"] == "Margaret"
     assert [m["content"] for m in data["memories"]] == ["Her son is Tom"]
     assert [m["content"] for m in data["messages"]] == ["Where is Tom?", "Tom is well."]
-    csv_text = store.person_export_csv(person.id)
+    csv_text = privacy.person_export_csv(person.id)
     assert csv_text.splitlines()[0].startswith("id,namespace,key,type,content")
     assert "Her son is Tom" in csv_text
 
@@ -354,13 +361,13 @@ def test_erasing_a_person_leaves_no_row_that_refers_to_them(person):
             )
         services.session_close(session_id=session.id)
         store.memory_upsert(namespace=ns(who), content="Her son is Tom", type="people")
-        store.notes_update(person_id=who.id, fields={"mood": "calm"})
+        person_notes.notes_update(person_id=who.id, fields={"mood": "calm"})
     Alert.objects.create(
         person=person, kind="escalation", dedupe_key=f"x:{person.id}", created_at=timezone.now()
     )
     assert _rows_referring_to(person.id)
 
-    counts = store.person_erase(person.id)
+    counts = privacy.person_erase(person.id)
 
     assert counts["people"] == 1
     assert _rows_referring_to(person.id) == {}
@@ -372,5 +379,5 @@ def test_erasing_a_person_leaves_no_row_that_refers_to_them(person):
 
 def test_erasing_an_unknown_person_is_not_found():
     with pytest.raises(NotFound) as exc:
-        store.person_erase(uuid.uuid4())
+        privacy.person_erase(uuid.uuid4())
     assert exc.value.field == "person_id"

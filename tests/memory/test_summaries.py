@@ -3,12 +3,12 @@
 import uuid
 from datetime import UTC, datetime, timedelta
 
-import httpx
 import pytest
 
-from memory import services, summaries
-from memory.emotion import EmotionReading
-from memory.errors import NotFound
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
+from memory.core.errors import NotFound
+from memory.insights import summaries
 from memory.models import RollingSummary, Session, SummarySpine
 
 pytestmark = pytest.mark.django_db
@@ -109,10 +109,12 @@ def test_summary_lists_people_topics_anchors_and_narratives(closed_session):
 def test_summary_counts_messages_repeats_and_escalations(closed_session):
     summary = summaries.session_summary_compute(session_id=closed_session.id)
 
+    # Two repeats: "Where am I?" after "Where am I? I don't know this place.", and, by meaning,
+    # "When is Ann coming?" after "I want to see my daughter Ann." (the same wish).
     assert summary["counts"] == {
         "messages": 12,
         "person_messages": 6,
-        "repeats": 1,
+        "repeats": 2,
         "escalations": 0,
     }
     assert summary["summarizer"] == "extractive"
@@ -173,41 +175,23 @@ def test_an_escalation_is_named_in_the_summary():
     assert summary["what_mattered"][0] == "Clara flagged a moment that needed a person's help."
 
 
-def test_the_llm_writes_the_one_liner_when_configured(closed_session, settings, monkeypatch):
-    settings.CLARA_LLM_URL = "http://llm.test/v1"
-    sent = {}
-
-    def fake_post(url, json, headers, timeout):
-        sent.update(url=url, body=json, timeout=timeout)
-        content = (
-            '{"one_liner": "Nana felt better after a garden story.", "what_mattered": ["Ann"]}'
-        )
-        return httpx.Response(
-            200,
-            json={"choices": [{"message": {"content": content}}]},
-            request=httpx.Request("POST", url),
-        )
-
-    monkeypatch.setattr(summaries.httpx, "post", fake_post)
+def test_the_llm_writes_the_one_liner_when_configured(closed_session, settings, http_receiver):
+    settings.CLARA_LLM_URL = http_receiver.url + "/v1"
+    content = '{"one_liner": "Nana felt better after a garden story.", "what_mattered": ["Ann"]}'
+    http_receiver.answers = [(200, {"choices": [{"message": {"content": content}}]})]
 
     summary = summaries.session_summary_compute(session_id=closed_session.id)
 
     assert summary["summarizer"] == "llm"
     assert summary["one_liner"] == "Nana felt better after a garden story."
     assert summary["what_mattered"] == ["Ann"]
-    assert sent["url"] == "http://llm.test/v1/chat/completions"
-    assert sent["body"]["temperature"] == 0.2
+    (request,) = http_receiver.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.json["temperature"] == 0.2
 
 
-def test_any_llm_failure_falls_back_to_the_extractive_summary(
-    closed_session, settings, monkeypatch
-):
-    settings.CLARA_LLM_URL = "http://llm.test/v1"
-
-    def broken_post(*args, **kwargs):
-        raise httpx.ConnectError("refused")
-
-    monkeypatch.setattr(summaries.httpx, "post", broken_post)
+def test_any_llm_failure_falls_back_to_the_extractive_summary(closed_session, settings):
+    settings.CLARA_LLM_URL = "http://127.0.0.1:9/v1"  # nothing listens there
 
     summary = summaries.session_summary_compute(session_id=closed_session.id)
 
@@ -215,21 +199,16 @@ def test_any_llm_failure_falls_back_to_the_extractive_summary(
     assert summary["one_liner"].startswith("Nana talked with Clara")
 
 
-def test_an_llm_reply_that_is_not_json_falls_back(closed_session, settings, monkeypatch):
-    settings.CLARA_LLM_URL = "http://llm.test/v1"
-    monkeypatch.setattr(
-        summaries.httpx,
-        "post",
-        lambda url, **kwargs: httpx.Response(
-            200,
-            json={"choices": [{"message": {"content": "Sure! Here is a summary."}}]},
-            request=httpx.Request("POST", url),
-        ),
-    )
+def test_an_llm_reply_that_is_not_json_falls_back(closed_session, settings, http_receiver):
+    settings.CLARA_LLM_URL = http_receiver.url + "/v1"
+    http_receiver.answers = [
+        (200, {"choices": [{"message": {"content": "Sure! Here is a summary."}}]})
+    ]
 
     summary = summaries.session_summary_compute(session_id=closed_session.id)
 
     assert summary["summarizer"] == "extractive"
+    assert len(http_receiver.requests) == 1
 
 
 # --- Rolling summary ------------------------------------------------------------------------

@@ -8,7 +8,8 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from clara.celery import app
-from memory import recovery, services, tasks
+from memory import tasks
+from memory.conversations import recovery, services
 from memory.models import ChatMessage, Session
 
 pytestmark = pytest.mark.django_db

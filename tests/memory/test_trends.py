@@ -10,9 +10,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory import services, trends, trends_batch
-from memory.emotion import EmotionReading
-from memory.errors import NotFound
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
+from memory.core.errors import NotFound
+from memory.insights import trends, trends_batch
 from memory.models import Person, PersonTrend
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,10 @@ from django.db import connection
 from django.utils import timezone
 
 from clara.celery import app
-from memory import services, tasks, trends_batch
-from memory.emotion import EmotionReading
+from memory import tasks
+from memory.conversations import services
+from memory.conversations.emotion import EmotionReading
+from memory.insights import trends_batch
 from memory.models import Alert, ChatMessage, Person, PersonTrend
 
 

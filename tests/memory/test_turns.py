@@ -7,17 +7,18 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory import services, turns
-from memory.errors import Conflict
+from memory.companion import turns
+from memory.conversations import services
+from memory.core.errors import Conflict
 from memory.models import ChatMessage, PendingMessage, Person
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _no_gathering_wait(monkeypatch):
+def _no_gathering_wait(settings):
     """Tests that are not about bursts need no wait for the rest of one."""
-    monkeypatch.setattr(turns, "TURN_GATHER_SECONDS", 0)
+    settings.CLARA_TURN_GATHER_SECONDS = 0
 
 
 @pytest.fixture
@@ -72,8 +73,8 @@ def test_messages_during_a_turn_wait_for_the_next_one(session):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.concurrency
-def test_a_burst_from_concurrent_clients_becomes_one_turn_in_arrival_order(session, monkeypatch):
-    monkeypatch.setattr(turns, "TURN_GATHER_SECONDS", 0.5)
+def test_a_burst_from_concurrent_clients_becomes_one_turn_in_arrival_order(session, settings):
+    settings.CLARA_TURN_GATHER_SECONDS = 0.5
     results = {}
     errors = []
     start = threading.Barrier(5)

@@ -1,7 +1,10 @@
 """Demo logins for the caregiver dashboard: `demo` (team admin of everyone, may read full
 conversations) and `family` (family member of everyone, may not). Prints the passwords.
 
-Run by `make run` after load_demo. Running it again resets both passwords and memberships.
+Both belong to the default organisation (the demo's) and are in the care team of each of its
+people; `demo` is also the organisation's admin, so the demo shows its audit.
+
+Run by `make run` (manage.py prepare_run) after load_demo. Running it again resets both passwords and memberships.
 Refuses when DEBUG is off unless --force: demo logins do not belong on a real deployment.
 """
 
@@ -14,12 +17,13 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from dashboard.models import CareRole, CareTeamMembership
-from memory.models import Person
+from memory.conversations import tenancy
+from memory.models import OrganisationMembership, Person
 
 DEMO_USERS = [
-    # username, first name, role, may read full conversations
-    ("demo", "Demo admin", CareRole.ADMIN, True),
-    ("family", "Family member", CareRole.FAMILY, False),
+    # username, first name, role, may read full conversations, the organisation's admin
+    ("demo", "Demo admin", CareRole.ADMIN, True, True),
+    ("family", "Family member", CareRole.FAMILY, False, False),
 ]
 
 
@@ -35,16 +39,20 @@ class Command(BaseCommand):
             raise CommandError(
                 "Demo logins are for development (DEBUG on); pass --force to insist."
             )
-        people = list(Person.objects.order_by("display_name"))
+        organisation = tenancy.organisation_get_or_create()
+        people = list(Person.objects.filter(organisation=organisation).order_by("display_name"))
         User = get_user_model()
         lines = []
         with transaction.atomic():
-            for username, first_name, role, transcripts in DEMO_USERS:
+            for username, first_name, role, transcripts, org_admin in DEMO_USERS:
                 user, _ = User.objects.get_or_create(username=username)
                 chosen = password or secrets.token_urlsafe(9)
                 user.first_name = first_name
                 user.set_password(chosen)
                 user.save()
+                OrganisationMembership.objects.update_or_create(
+                    user=user, organisation=organisation, defaults={"is_admin": org_admin}
+                )
                 for person in people:
                     CareTeamMembership.objects.update_or_create(
                         user=user,

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from memory import recovery
+from memory.conversations import recovery
 
 
 def pg_environment(db: dict) -> dict[str, str]:

@@ -7,8 +7,8 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.client import ClaraApiError, ClaraClient
-from memory.companion import Companion, in_process_client, replier_from_env
+from memory.companion.bot import Companion, in_process_client, replier_from_settings
+from memory.companion.client import ClaraApiError, ClaraClient
 
 # The same name is always the same person: their id is derived from the name.
 PERSON_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "person.clara-memory")
@@ -65,7 +65,7 @@ class Command(BaseCommand):
         except ClaraApiError as exc:
             raise CommandError(f"Could not start the session: {exc}") from exc
         self.stderr.write(f"Session {session.session_id} with {name}. An empty line ends it.")
-        companion = Companion(client, replier_from_env(display_name=name))
+        companion = Companion(client, replier_from_settings(display_name=name))
         interactive = stdin.isatty()
         try:
             while True:

@@ -2,8 +2,8 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory import alerts, trends
-from memory.models import Person
+from memory.conversations.models import Person
+from memory.insights import alerts, trends
 
 
 class Command(BaseCommand):

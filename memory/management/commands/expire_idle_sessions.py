@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from memory import services
+from memory.conversations import services
 
 
 class Command(BaseCommand):

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import demo
+from memory.insights import alerts, trends
 
 
 def _at_least_one(value: str) -> int:
@@ -12,9 +13,11 @@ def _at_least_one(value: str) -> int:
 
 class Command(BaseCommand):
     help = (
-        "Load demo people and weeks of conversations with Clara, played through the bot API "
-        "(in-process) by the reference companion with its offline replies. Only into an empty "
-        "database: the same seed always gives the same data."
+        "Load demo people and weeks of conversations with Clara, played by the reference "
+        "companion with its offline replies through the services behind the bot API (in "
+        "process: no API key, no rate limit), with every summary, fact, trend and alert "
+        "computed before it returns. Only into an empty database: the same seed always gives "
+        "the same data."
     )
 
     def add_arguments(self, parser):
@@ -42,6 +45,10 @@ class Command(BaseCommand):
             )
         plan = demo.build_plan(seed=seed, people=people, days=days)
         demo.load(plan)
+        # Today's trends and the alerts they call for, as the scheduler would (nightly).
+        for person in plan.people:
+            trends.person_trends_compute(person_id=person.id)
+            alerts.alerts_from_trends(person_id=person.id)
         self.stdout.write(
             f"Loaded demo data (seed {seed}, {days} days): {len(plan.people)} people, "
             f"{len(plan.sessions)} sessions, {plan.message_count} messages."

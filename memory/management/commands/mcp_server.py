@@ -5,7 +5,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection
 
-from memory import services
+from memory.conversations import services
 
 
 class Command(BaseCommand):
@@ -26,13 +26,15 @@ class Command(BaseCommand):
         # Nothing may go to stdout here: over stdio it is the protocol's channel.
         if transport == "stdio":
             raw_key = self._checked_key()
-            from memory import mcp_server  # the SDK takes a while to import; refuse first
+            from memory.companion import (
+                mcp as mcp_server,  # the SDK takes a while to import; refuse first
+            )
 
             mcp_server.run_stdio(raw_key=raw_key)
             return
         if not 0 < port < 65536:
             raise CommandError(f"--port must be between 1 and 65535, not {port}.")
-        from memory import mcp_server
+        from memory.companion import mcp as mcp_server
 
         self.stderr.write(f"Clara MCP server on http://{host}:{port}{mcp_server.HTTP_PATH}")
         mcp_server.run_http(host=host, port=port)

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from memory import recovery, services
+from memory.conversations import recovery, services
 
 
 class Command(BaseCommand):

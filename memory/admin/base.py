@@ -1,0 +1,243 @@
+"""What every admin page of the memory and dashboard apps shares: links between rows, read-only and
+append-only pages, the organisation scope of staff logins, and the audit of message pages."""
+
+from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.text import Truncator
+
+from memory.conversations import audit, tenancy
+from memory.conversations.models import AccessAction, AccessChannel, AccessOutcome
+
+
+def change_link(obj, text=None):
+    """A link to the admin page of `obj` (a model instance), or the empty value."""
+    if obj is None:
+        return admin.site.empty_value_display
+    url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, text if text is not None else obj)
+
+
+def changelist_link(model, text, **filters):
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    query = "&".join(f"{key}={value}" for key, value in filters.items())
+    return format_html('<a href="{}?{}">{}</a>', url, query, text)
+
+
+def short(text: str | None, length: int = 80) -> str:
+    return Truncator(text or "").chars(length)
+
+
+class LinksMixin:
+    """List columns that link to the row's person and session pages."""
+
+    @admin.display(description="person", ordering="person__display_name")
+    def person_link(self, obj):
+        return change_link(obj.person)
+
+    @admin.display(description="session", ordering="session__created_at")
+    def session_link(self, obj):
+        return change_link(obj.session)
+
+
+# --- Organisations: staff who are not superusers see only their organisations' rows ----------------
+
+
+def _by(lookup: str):
+    return lambda ids: Q(**{f"{lookup}__in": ids})
+
+
+def _scopes() -> dict:
+    """How each model reaches its organisation: a Q for a list of organisation ids."""
+    from memory import models as m
+    from memory.facts.namespaces import SEP
+    from memory.facts.tenancy import ORG_ROOT
+
+    members = m.OrganisationMembership.objects
+    return {
+        m.Organisation: _by("pk"),
+        m.OrganisationMembership: _by("organisation"),
+        m.Person: _by("organisation"),
+        m.Session: _by("organisation"),
+        m.ApiKey: _by("organisation"),
+        m.Persona: _by("organisation"),
+        m.AccessEvent: _by("organisation"),
+        **dict.fromkeys(
+            (m.ChatMessage, m.DetectedEmotion, m.RepetitionRecord, m.NarrativeUsage),
+            _by("session__organisation"),
+        ),
+        **dict.fromkeys(
+            (
+                m.CheckIn,
+                m.CheckInSettings,
+                m.Commitment,
+                m.PendingMessage,
+                m.PersonNotes,
+                m.PersonTrend,
+                m.RollingSummary,
+                m.StreamSummary,
+                m.SummarySpine,
+                m.TurnLock,
+            ),
+            _by("person__organisation"),
+        ),
+        # An escalation in an anonymous session has no person yet, but its session has one.
+        m.Alert: lambda ids: (
+            Q(person__organisation__in=ids) | Q(person__isnull=True, session__organisation__in=ids)
+        ),
+        # The story library (no person) is everyone's; a person's own stories are their
+        # organisation's.
+        m.Narrative: lambda ids: Q(person__organisation__in=ids) | Q(person__isnull=True),
+        # A person's memories, and the organisation's own namespaces ("org", <id>, ...).
+        m.Memory: lambda ids: (
+            Q(person__organisation__in=ids)
+            | Q(scope__in=[SEP.join((ORG_ROOT, str(i))) for i in ids])
+        ),
+        # Logins: those of the organisations (a subquery: a login may be in several).
+        get_user_model(): lambda ids: Q(
+            pk__in=members.filter(organisation_id__in=ids).values("user_id")
+        ),
+    }
+
+
+def organisation_scope(queryset: QuerySet, organisation_ids, lookup=None) -> QuerySet:
+    """`queryset` cut to the rows of these organisations. A model with no known way to its
+    organisation gives nothing: a page added without a scope shows no one's data."""
+    if organisation_ids is None:
+        return queryset
+    if isinstance(lookup, str):
+        lookup = _by(lookup)
+    scope = lookup or _scopes().get(queryset.model)
+    if scope is None:
+        return queryset.none()
+    return queryset.filter(scope(list(organisation_ids)))
+
+
+class OrganisationScopedAdmin:
+    """For every memory and dashboard admin page: a superuser sees every organisation's rows;
+    any other staff login only its own organisations' (OrganisationMembership): in lists, search
+    results, object pages, actions and the choices of every foreign key. Another organisation's
+    row is answered as a missing one.
+
+    `organisation_lookup`: the path from this page's model to its organisation
+    ("person__organisation"), for models not in `_scopes()`.
+    """
+
+    organisation_lookup: str | None = None
+
+    def organisation_ids(self, request) -> list | None:
+        """None for a superuser (everything); otherwise the login's organisations."""
+        if request.user.is_superuser:
+            return None
+        if not hasattr(request, "_clara_organisation_ids"):
+            request._clara_organisation_ids = tenancy.user_organisation_ids(request.user)
+        return request._clara_organisation_ids
+
+    def get_queryset(self, request):
+        return organisation_scope(
+            super().get_queryset(request), self.organisation_ids(request), self.organisation_lookup
+        )
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        formfield = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        ids = self.organisation_ids(request)
+        if formfield is not None and ids is not None and hasattr(formfield, "queryset"):
+            formfield.queryset = organisation_scope(formfield.queryset, ids)
+        return formfield
+
+
+class ReadOnlyAdmin(OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
+    """Rows only the product writes: operators may look, never add, change or delete."""
+
+    # Large tables: no second full COUNT(*) when a filter or search is applied.
+    show_full_result_count = False
+    list_per_page = 50
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class AppendOnlyAdmin(ReadOnlyAdmin):
+    """History the product only ever appends to."""
+
+    date_hierarchy = "timestamp"
+    ordering = ("-timestamp",)
+
+
+# --- The audit of operators reading what a person said -------------------------------------------
+
+
+def _audit_target(obj) -> tuple:
+    """(organisation id, person id) of a session or of a row that belongs to a session."""
+    organisation_id = getattr(obj, "organisation_id", None)
+    if organisation_id is None and getattr(obj, "session_id", None) is not None:
+        organisation_id = obj.session.organisation_id
+    return organisation_id, getattr(obj, "person_id", None)
+
+
+class MessagesAuditedAdmin:
+    """Pages that show what a person said: every view is audited (memory.conversations.audit).
+
+    An object page: one row (allowed, refused without the permission, not found for an unknown
+    or another organisation's id). A list: one row per person whose words it shows.
+    """
+
+    audit_list = True
+    audit_change = True
+
+    def _audit(self, request, outcome: str, rows: list[tuple]) -> None:
+        user = request.user
+        audit.record_many(
+            {
+                "organisation_id": organisation_id,
+                "channel": AccessChannel.ADMIN,
+                "actor": f"user:{user.get_username()}",
+                "user": user if user.is_authenticated else None,
+                "person_id": person_id,
+                "action": AccessAction.ADMIN_MESSAGES,
+                "object_id": object_id,
+                "outcome": outcome,
+            }
+            for organisation_id, person_id, object_id in rows
+        )
+
+    def changelist_view(self, request, extra_context=None):
+        if not self.audit_list:
+            return super().changelist_view(request, extra_context)
+        try:
+            response = super().changelist_view(request, extra_context)
+        except PermissionDenied:
+            self._audit(request, AccessOutcome.REFUSED, [(None, None, "")])
+            raise
+        cl = (getattr(response, "context_data", None) or {}).get("cl")
+        if cl is not None and response.status_code == 200:
+            # The page's rows (the template renders these same, already fetched, objects).
+            shown = dict.fromkeys(_audit_target(obj) for obj in cl.result_list)
+            self._audit(request, AccessOutcome.ALLOWED, [(*t, "") for t in shown])
+        return response
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if not self.audit_change:
+            return super().change_view(request, object_id, form_url, extra_context)
+        obj = self.get_object(request, unquote(object_id))
+        target = _audit_target(obj) if obj is not None else (None, None)
+        try:
+            response = super().change_view(request, object_id, form_url, extra_context)
+        except PermissionDenied:
+            self._audit(request, AccessOutcome.REFUSED, [(*target, object_id)])
+            raise
+        if obj is None:
+            self._audit(request, AccessOutcome.NOT_FOUND, [(None, None, object_id)])
+        elif response.status_code == 200:
+            self._audit(request, AccessOutcome.ALLOWED, [(*target, object_id)])
+        return response

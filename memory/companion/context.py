@@ -1,0 +1,224 @@
+"""The turn's context: what the companion's LLM sees, built from the per-turn memory query.
+
+`context_build` reads (never writes): the conversation's per-turn query
+(`memory.conversations.selectors.memory_query`), the story to offer, the confirmed facts that fit
+the message, and the caregivers' settings, then renders them with `memory.companion.prompt`.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from memory.companion import continuity, narratives
+from memory.companion import prompt as context
+from memory.companion.models import Narrative
+from memory.conversations import escalation as escalation_detector
+from memory.conversations.emotion import EmotionReading
+from memory.conversations.models import ChatMessage, MemoryPolicy, Trajectory
+from memory.conversations.selectors import MemoryQueryResult, memory_query
+from memory.core.person import CaregiverContext
+from memory.facts import search
+
+# --- Context assembly ------------------------------------------------------------------------
+
+# Anchors are looked for in this many of the session's latest messages.
+ANCHOR_MESSAGES = 40
+# A story is offered when the person repeats a question or is upset; a first, calm question
+# gets Clara's own answer.
+NARRATIVE_DISTRESS = 0.5
+_UPSET = {"anxious", "fearful", "lonely", "sad"}
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    rendered: context.RenderedContext
+    query: MemoryQueryResult
+    narrative: Narrative | None
+    escalation: escalation_detector.Escalation
+
+    @property
+    def chronic_repetition_pattern(self) -> bool:
+        return self.query.repeat_count >= context.CHRONIC_AT
+
+
+def _wants_narrative(query: MemoryQueryResult) -> bool:
+    reading = query.current_emotion
+    return (
+        query.repeat_count > 0
+        # A question the person keeps asking day after day: a memory-loop answer from the first
+        # time it comes up today (the other sessions only choose the story; the prompt never
+        # hears of them).
+        or query.cross_session_repeat_count >= narratives.CROSS_SESSION_LOOP_AT
+        or reading.distress_score >= NARRATIVE_DISTRESS
+        or reading.emotion in _UPSET
+    )
+
+
+def _answer_helps(query: MemoryQueryResult) -> bool:
+    """Whether Clara's last answer to this question is helping: the person is not getting more
+    upset. Then consistency comes first (the same reassurance, a story on its theme)."""
+    return query.current_emotion.trajectory != Trajectory.ESCALATING
+
+
+def _told_themes(narrative_ids: list[str]) -> list[str]:
+    if not narrative_ids:
+        return []
+    tags_by_id = dict(
+        Narrative.objects.filter(id__in=narrative_ids).values_list("id", "theme_tags")
+    )
+    themes: dict[str, None] = {}
+    for narrative_id in narrative_ids:
+        for tag in tags_by_id.get(narrative_id) or []:
+            themes.setdefault(tag, None)
+    return list(themes)
+
+
+def confirmed_facts_for(
+    *, person_id: uuid.UUID | None, message: str, now: datetime | None = None
+) -> list[str]:
+    """Caregiver-confirmed facts for this turn: name and top preferences, pinned facts, and the
+    confirmed facts whose words match the message. Unconfirmed ones never reach the prompt.
+
+    Keyword matching only (no embedding of the message), to keep the turn fast.
+    """
+    if person_id is None:
+        return []
+    picked = search.turn_facts(person_id=person_id, message=message, at=now)
+    seen: set = set()
+    facts = []
+    for memory in picked:
+        if memory.id not in seen and memory.confirmed:
+            seen.add(memory.id)
+            facts.append(memory.content)
+    return facts
+
+
+def context_build(
+    *,
+    session_id: uuid.UUID,
+    message: str,
+    emotion: EmotionReading | None = None,
+    now: datetime | None = None,
+    organisation_id: uuid.UUID | None = None,
+) -> ContextResult:
+    """What the companion's LLM sees this turn, built by the dementia-safe rules. Stores nothing."""
+    query = memory_query(
+        session_id=session_id,
+        message=message,
+        emotion=emotion,
+        now=now,
+        organisation_id=organisation_id,
+    )
+    session = query.session
+    reading = query.current_emotion
+    about = CaregiverContext.from_blob(query.caregiver_context, display_name=query.display_name)
+    avoid, known = list(about.avoid_topics), list(about.known_topics)
+
+    flagged = escalation_detector.detect(
+        message, emotion=reading.emotion, distress=reading.distress_score
+    )
+    chosen = None
+    helping = _answer_helps(query)
+    if _wants_narrative(query):
+        chosen = narratives.narrative_choose(
+            person_id=session.person_id,
+            session_id=session.id,
+            question_type=query.question_type,
+            emotion=reading.emotion,
+            distress=reading.distress_score,
+            repeat_count=query.repeat_count,
+            avoid_topics=avoid,
+            now=now,
+            used_in_session=query.used_narrative_ids,
+            cross_session_repeats=query.cross_session_repeat_count,
+            last_answer=query.last_answer,
+            answer_helped=helping,
+        )
+    recent_texts = list(
+        ChatMessage.objects.filter(session_id=session.id)
+        .order_by("-sequence_number")
+        .values_list("content", flat=True)[:ANCHOR_MESSAGES]
+    )[::-1]
+    feelings = [
+        context.Feeling(record.emotion, record.distress_score, record.trajectory)
+        for record in query.emotion_history
+    ] + [context.Feeling(reading.emotion, reading.distress_score, reading.trajectory)]
+    agreed_answer = about.agreed_answers.get(query.question_type) if query.question_type else None
+    inputs = context.ContextInputs(
+        agreed_answer=agreed_answer or None,
+        facts=confirmed_facts_for(person_id=session.person_id, message=message, now=now),
+        name=about.name,
+        message=message,
+        window=[context.Turn(m.role, m.content, m.meaning) for m in query.conversation_window],
+        repeat_count=query.repeat_count,
+        feelings=feelings,
+        narrative=context.NarrativeSeed(chosen.text, tuple(chosen.theme_tags)) if chosen else None,
+        told_themes=_told_themes(query.used_narrative_ids),
+        anchors=context.find_anchors([*recent_texts, message]),
+        known_topics=known,
+        avoid_topics=avoid,
+        escalate=flagged.escalate,
+        # Within this session only, and only while it helps: the same reassurance, kept.
+        reassurance=query.last_answer if helping else None,
+    )
+    rendered = context.render(inputs)
+    if session.person_id is not None:
+        if continuity.policy_of(session.person_id) == MemoryPolicy.CONTINUOUS:
+            # A companion outside dementia care: one stream across sessions (memory/companion/continuity.py).
+            rendered = continuity.stream_render(
+                person_id=session.person_id, message=message, now=now
+            )
+    return ContextResult(rendered=rendered, query=query, narrative=chosen, escalation=flagged)
+
+
+def context_for_bot(
+    *,
+    session_id: UUID,
+    message: str,
+    emotion: EmotionReading | None = None,
+    occurred_at: datetime | None = None,
+    organisation_id: uuid.UUID | None = None,
+) -> dict[str, Any]:
+    """This turn's context in the shape of the /context response. Stores nothing.
+
+    Shared by the /context endpoint and the `get_context` agent tool, so both build a turn the same
+    way.
+    """
+    result = context_build(
+        session_id=session_id,
+        message=message,
+        emotion=emotion,
+        now=occurred_at,
+        organisation_id=organisation_id,
+    )
+    query, reading = result.query, result.query.current_emotion
+    narrative = None
+    if result.narrative is not None:
+        narrative = {
+            "id": result.narrative.id,
+            "mode": "seed",
+            "text": result.narrative.text,
+            "category": result.narrative.category,
+            "theme_tags": result.narrative.theme_tags,
+        }
+    return {
+        "system_prompt": result.rendered.system_prompt,
+        "messages": result.rendered.messages,
+        "max_tokens": result.rendered.max_tokens,
+        "narrative": narrative,
+        "analysis": {
+            "is_repeat": query.is_repeat,
+            "repeat_count": query.repeat_count,
+            "question_type": query.question_type,
+            "cross_session_repeat_count": query.cross_session_repeat_count,
+            "emotion": reading.emotion,
+            "distress_score": reading.distress_score,
+            "trajectory": reading.trajectory,
+            "window_size": query.window_size,
+            "escalate": result.escalation.escalate,
+            "escalation_reason": result.escalation.reason,
+            "chronic_repetition_pattern": result.chronic_repetition_pattern,
+        },
+    }

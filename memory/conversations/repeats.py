@@ -1,0 +1,294 @@
+"""Repeats on the product path: by words (the fingerprint rule) or by meaning, from stored meanings.
+
+A message repeats an earlier one of its session when the fingerprint rule says so
+(`repetition.is_repeat_of`: Jaccard of the keyed content words above 0.6, or the same specific
+question type) or when the two mean the same (`meaning.is_repeat`; opposites such as "I want to
+go home" / "I don't want to go home" are never repeats).
+
+What it costs on a turn (docs/benchmarks.md):
+- the current message is analysed once: one MiniLM forward pass (`meaning.analyse`), kept in a
+  per-process LRU keyed by a keyed hash of the redacted text (`meaning_of`), so the exchange
+  write that follows the /context call in the same process reuses it;
+- the earlier messages' meanings come from their repetition records, read with the fingerprints
+  in the same indexed query (`sql.SESSION_FINGERPRINTS`), decrypted and decoded (`from_db`,
+  also cached per process, by ciphertext); they are never embedded again;
+- a row without a meaning (stored before meanings were, or while analysis was unavailable) is
+  compared by fingerprint alone, and so is everything when `CLARA_SEMANTIC_REPEATS` is off or
+  the configured embedder cannot analyse (the "hashing" stand-in).
+
+The stored form is `meaning.to_stored` (about 1.2 KB), encrypted like every other column that
+describes the person (AES-GCM under the same keys, memory/core/crypto.py; a binary column, so no
+base64 inflates it): a raw read of the column shows ciphertext, never a vector. `rotate_keys`
+makes it again from the record's original message: the meaning carries keyed hashes of its
+words, which must be the current key's to match new messages (memory/reencrypt.py). While a
+rotation is under way, rows not reached yet can only miss a match by meaning across keys (the
+fingerprint, compared under every configured key, still finds the same words).
+
+`group_by_meaning` merges groups of messages that mean the same, for caregivers' analytics.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+
+from memory.conversations import meaning as meaning_rule
+from memory.conversations import repetition
+from memory.conversations.meaning import MessageMeaning
+from memory.core import crypto
+
+logger = logging.getLogger(__name__)
+
+# Stored meanings decoded and kept per process (by ciphertext): a session's earlier messages
+# are compared on every turn, and a decoded meaning keeps the arrays `compare` builds once.
+DECODED_CACHE_SIZE = 2048
+
+
+class _Lru:
+    """A small thread-safe LRU map (web workers run threads)."""
+
+    def __init__(self, size: Callable[[], int]) -> None:
+        self._size = size
+        self._items: OrderedDict[Hashable, MessageMeaning] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> MessageMeaning | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: MessageMeaning) -> None:
+        limit = self._size()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > max(limit, 0):
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_analysed = _Lru(lambda: settings.CLARA_MEANING_CACHE_SIZE)
+_decoded = _Lru(lambda: DECODED_CACHE_SIZE)
+
+
+def clear_caches() -> None:
+    """Forget every cached meaning (benchmarks time the cold path with it)."""
+    _analysed.clear()
+    _decoded.clear()
+
+
+def _embedder():
+    if not settings.CLARA_SEMANTIC_REPEATS:
+        return None
+    from memory.core.embeddings import get_embedder
+
+    embedder = get_embedder()
+    # The "hashing" stand-in has no token states: it cannot tell meanings apart.
+    return embedder if hasattr(embedder, "encode_with_tokens") else None
+
+
+def meaning_of(message: str) -> MessageMeaning | None:
+    """The meaning of one (already redacted) message of the person: analysed once per process.
+
+    None when semantic repeats are off, the embedder cannot analyse, or the analysis failed
+    (logged): the fingerprint rule alone then decides, and the row is stored without a meaning.
+    """
+    embedder = _embedder()
+    if embedder is None:
+        return None
+    # Keyed: the cache holds no readable text, and a new primary key (whose word hashes the
+    # meaning carries) starts afresh.
+    key = crypto.keyed_hash(f"{embedder.name}\x00{message}", purpose="meaning-cache")
+    found = _analysed.get(key)
+    if found is None:
+        try:
+            found = meaning_rule.analyse(message, embedder=embedder)
+        except Exception:  # the model, not the data: the fingerprint rule still answers
+            logger.warning("meaning analysis failed; repeats fall back to fingerprints")
+            return None
+        _analysed.put(key, found)
+    return found
+
+
+def to_db(meaning: MessageMeaning | None) -> bytes | None:
+    """The column value of a meaning: its stored bytes, encrypted (None stays NULL)."""
+    if meaning is None:
+        return None
+    return crypto.encrypt_bytes(meaning_rule.to_stored(meaning))
+
+
+def from_db(value: bytes | memoryview | None) -> MessageMeaning | None:
+    """The meaning of a stored column value; None for NULL or a form this code cannot read.
+
+    A value that does not decrypt raises `crypto.DecryptionError`: a wrong key fails loudly.
+    """
+    if value is None:
+        return None
+    value = bytes(value)  # PostgreSQL gives a memoryview
+    found = _decoded.get(value)
+    if found is not None:
+        return found
+    found = decode_meaning(crypto.decrypt_bytes(value))
+    if found is not None:
+        _decoded.put(value, found)
+    return found
+
+
+def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
+    """The meaning of a decrypted column value (what the ORM reads); None for NULL, or for a
+    stored form this code cannot read (another version): the fingerprint then decides."""
+    if not plain:
+        return None
+    try:
+        return meaning_rule.from_stored(plain)
+    except ValueError:
+        return None
+
+
+def cosine_floor(settings: meaning_rule.Settings = meaning_rule.DEFAULT) -> float:
+    """The least sentence cosine two messages of the same meaning can have.
+
+    Below it the full comparison (its word arrays are most of a turn's cost) can be skipped.
+    With the detector (a logistic regression, memory/conversations/meaning.py) it is the cosine
+    at which even the most favourable other features (each in [0, 1]) just reach the cut; with
+    the first version's rule, threshold - coverage weight. tests/memory/test_repeats.py holds
+    the rule to that bound.
+    """
+    if settings.weights is None:
+        return settings.threshold - settings.coverage_weight
+    weights = dict(zip(meaning_rule.FEATURES, settings.weights, strict=True))
+    cosine_weight = weights.pop("cosine")
+    best_others = sum(weight for weight in weights.values() if weight > 0)
+    needed = math.log(settings.cut / (1.0 - settings.cut)) - settings.bias - best_others
+    return needed / cosine_weight
+
+
+def repeat_flags(
+    *,
+    variants: Sequence[str],
+    question_type: str,
+    meaning: MessageMeaning | None,
+    earlier: Sequence[tuple[str, str, str | None]],
+) -> list[bool]:
+    """For each earlier (stored fingerprint, question type, stored meaning) of the session,
+    whether this message repeats it. `variants` are the message's `repetition.stored_variants`.
+    """
+    floor = cosine_floor()
+    flags = []
+    for fingerprint, earlier_type, stored in earlier:
+        by_words = any(
+            repetition.is_repeat_of(
+                fingerprint_=variant,
+                question_type_=question_type,
+                earlier_fingerprint=fingerprint,
+                earlier_type=earlier_type,
+            )
+            for variant in variants
+        )
+        earlier_meaning = from_db(stored) if meaning is not None else None
+        if earlier_meaning is None:
+            flags.append(by_words)
+        elif not by_words and float(earlier_meaning.vector @ meaning.vector) < floor:
+            flags.append(False)  # too far apart to mean the same: no need to compare words
+        else:
+            flags.append(
+                meaning_rule.is_repeat(earlier_meaning, meaning, fingerprint_match=by_words)
+            )
+    return flags
+
+
+def says_again(
+    earlier: str, current: str, earlier_meaning: MessageMeaning | None, current_meaning
+) -> bool:
+    """Whether `current` repeats `earlier` (two texts of the person, meanings when known)."""
+    by_words = repetition.is_repeat_of(
+        fingerprint_=repetition.fingerprint(current),
+        question_type_=repetition.question_type(current),
+        earlier_fingerprint=repetition.fingerprint(earlier),
+        earlier_type=repetition.question_type(earlier),
+    )
+    if current_meaning is None or earlier_meaning is None:
+        return by_words
+    if not by_words and float(earlier_meaning.vector @ current_meaning.vector) < cosine_floor():
+        return False
+    return meaning_rule.is_repeat(earlier_meaning, current_meaning, fingerprint_match=by_words)
+
+
+# --- Grouping for analytics ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Said:
+    """One way something was said: a group of messages with the same words, and how often."""
+
+    key: Hashable
+    fingerprint: str  # keyed tokens ("" for a message of only common words)
+    times: int
+    meaning: MessageMeaning | None
+
+
+def group_by_meaning(items: Sequence[Said]) -> list[list[Said]]:
+    """Merge the ways of saying things that mean the same: a list of groups, each a list.
+
+    Greedy and order-preserving: each item (pass them most frequent first) joins the first group
+    whose first item it repeats by meaning (or by the words' Jaccard rule, never by question type
+    alone: "What day is it?" and "What time is it?" stay two questions for caregivers), else
+    starts a group. Comparing with a group's first item only keeps chains ("coat" → "jacket" →
+    "jumper") from merging things nobody said alike. A cosine pre-filter on the sentence vectors
+    skips the pairs whose score could not reach the threshold, so a few hundred items cost a
+    matrix product and a handful of comparisons.
+    """
+    floor = cosine_floor()
+    groups: list[list[Said]] = []
+    heads: list[Said] = []
+    # Row i: the sentence vector of heads[i] (zeros without a meaning: never past the floor).
+    head_vectors = np.zeros((len(items), meaning_rule.DIM), dtype=np.float32)
+    heads_with: dict[str, list[int]] = {}  # a fingerprint token → the heads that have it
+    for item in items:
+        candidates: list[int] = []
+        if item.meaning is not None and heads:
+            cosines = head_vectors[: len(heads)] @ item.meaning.vector
+            candidates = [int(i) for i in np.flatnonzero(cosines >= floor)]
+        # Only heads sharing a word can pass the Jaccard rule.
+        sharing = {i for token in item.fingerprint.split() for i in heads_with.get(token, ())}
+        by_words = [
+            i
+            for i in sharing
+            if repetition.jaccard(item.fingerprint, heads[i].fingerprint)
+            > repetition.SIMILARITY_THRESHOLD
+        ]
+        joined = None
+        for index in sorted(set(candidates) | set(by_words)):
+            head = heads[index]
+            same_words = index in by_words
+            if item.meaning is None or head.meaning is None:
+                same = same_words
+            else:
+                same = meaning_rule.is_repeat(
+                    head.meaning, item.meaning, fingerprint_match=same_words
+                )
+            if same:
+                joined = index
+                break
+        if joined is None:
+            if item.meaning is not None:
+                head_vectors[len(heads)] = item.meaning.vector
+            for token in set(item.fingerprint.split()):
+                heads_with.setdefault(token, []).append(len(heads))
+            groups.append([item])
+            heads.append(item)
+        else:
+            groups[joined].append(item)
+    return groups

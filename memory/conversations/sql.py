@@ -1,0 +1,171 @@
+"""The per-turn SQL: the exchange write and the memory read, one statement per step.
+
+Everything else in the project uses the ORM. These two paths run on every turn, and building
+ORM queries cost several times more than running them (docs/benchmarks.md), so here the
+statements are written out once, run through Django's own connection (same transactions, same
+database settings), and each names the index it relies on. Values are adapted with Django's
+own field and backend helpers, so the same SQL runs on SQLite and PostgreSQL.
+
+The encrypted columns (memory/core/fields.py) are not seen by the fields here: the callers encrypt
+what they insert and decrypt what they select with the helpers below (memory/core/crypto.py), and
+store fingerprints as keyed tokens. Columns marked [encrypted] in the statements.
+"""
+
+import json
+import uuid
+from datetime import UTC, datetime
+
+from django.db import connection
+from django.db.models import UUIDField
+
+from memory.core import crypto
+
+_UUID = UUIDField()
+
+
+def db_uuid(value: uuid.UUID | None):
+    return None if value is None else _UUID.get_db_prep_value(value, connection)
+
+
+def db_datetime(value: datetime):
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def from_db_uuid(value) -> uuid.UUID | None:
+    if value is None or isinstance(value, uuid.UUID):
+        return value
+    return uuid.UUID(value)
+
+
+def from_db_datetime(value) -> datetime:
+    # SQLite keeps UTC datetimes as naive text (Django's converter may already have parsed it).
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+def from_db_json(value) -> dict:
+    if value is None:
+        return {}
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def from_db_encrypted_json(value) -> dict:
+    """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted."""
+    value = from_db_json(value)
+    if crypto.is_encrypted(value):
+        return json.loads(crypto.decrypt(value))
+    return value  # a row from before encryption
+
+
+def db_encrypted(text: str | None) -> str | None:
+    """An EncryptedTextField value as the column stores it."""
+    return crypto.encrypt_optional(text)
+
+
+def from_db_encrypted(value: str | None) -> str | None:
+    """An EncryptedTextField column as selected, decrypted (a DecryptionError on a wrong key)."""
+    return crypto.decrypt_optional(value)
+
+
+# --- Reads -----------------------------------------------------------------------------------
+
+# Primary keys of sessions and people. [encrypted] caregiver_context
+SESSION_WITH_PERSON = """
+    SELECT s.person_id, s.message_count, p.display_name, p.caregiver_context, s.organisation_id
+    FROM sessions s LEFT JOIN people p ON p.id = s.person_id
+    WHERE s.id = %s"""
+# idx_repetition_session. Fingerprints are keyed tokens (compared as they are, never decrypted);
+# the meaning comes with them, so a turn compares by meaning without embedding history again.
+# [encrypted] meaning, response_given (decrypted only when needed: the meanings, and Clara's
+# answer to the message this one repeats).
+SESSION_FINGERPRINTS = """
+    SELECT fingerprint, question_type, meaning, message_id, response_given
+    FROM repetition_tracking
+    WHERE session_id = %s ORDER BY timestamp"""
+# idx_emotions_session_time
+SESSION_EMOTIONS = """
+    SELECT emotion, confidence, distress_score, trajectory, timestamp FROM detected_emotions
+    WHERE session_id = %s ORDER BY timestamp DESC LIMIT %s"""
+# idx_emotions_session_time
+SESSION_RECENT_DISTRESS = """
+    SELECT distress_score FROM detected_emotions
+    WHERE session_id = %s ORDER BY timestamp DESC LIMIT %s"""
+# idx_messages_session_seq. [encrypted] content
+SESSION_WINDOW = """
+    SELECT role, content, sequence_number, id FROM chat_messages
+    WHERE session_id = %s ORDER BY sequence_number DESC LIMIT %s"""
+# idx_emotions_user_time: the person's usual distress, from their latest readings in other
+# sessions up to this turn (the first turns of a session have too little history of their own).
+PERSON_BASELINE_DISTRESS = """
+    SELECT COUNT(*), AVG(distress_score) FROM (
+        SELECT distress_score FROM detected_emotions
+        WHERE person_id = %s AND timestamp < %s AND session_id <> %s
+        ORDER BY timestamp DESC LIMIT %s) latest"""
+# idx_narrative_session
+SESSION_NARRATIVES = """
+    SELECT narrative_id FROM narrative_usage WHERE session_id = %s ORDER BY timestamp"""
+# idx_repetition_user_type
+PERSON_REPEATS_BY_TYPE = """
+    SELECT COUNT(*) FROM repetition_tracking
+    WHERE person_id = %s AND question_type = %s AND timestamp >= %s AND session_id <> %s"""
+# idx_repetition_user. The fingerprint under each configured key (one while no rotation is under
+# way): rows keep their old key's tokens until `rotate_keys` rewrites them.
+PERSON_REPEATS_BY_FINGERPRINT = """
+    SELECT COUNT(*) FROM repetition_tracking
+    WHERE person_id = %s AND fingerprint IN ({fingerprints}) AND timestamp >= %s
+        AND session_id <> %s"""
+
+
+def person_repeats_by_fingerprint_sql(variants: int) -> str:
+    return PERSON_REPEATS_BY_FINGERPRINT.format(fingerprints=", ".join(["%s"] * variants))
+
+
+# --- The exchange write ----------------------------------------------------------------------
+
+# Primary key; FOR UPDATE holds other writers of this session until we commit (PostgreSQL).
+# SQLite has no row locks: its IMMEDIATE transactions already hold the database's write lock.
+SESSION_FOR_WRITE = """
+    SELECT person_id, message_count, status, last_activity_at, escalation_triggered,
+           chronic_repetition_pattern, organisation_id
+    FROM sessions WHERE id = %s"""
+# uniq_messages_session_idempotency. [encrypted] content
+MESSAGE_BY_KEY = """
+    SELECT id, sequence_number, content FROM chat_messages
+    WHERE session_id = %s AND idempotency_key = %s"""
+# idx_messages_session_seq
+MESSAGE_ID_AT = """
+    SELECT id FROM chat_messages WHERE session_id = %s AND sequence_number = %s"""
+# [encrypted] content
+INSERT_MESSAGES = """
+    INSERT INTO chat_messages (id, session_id, person_id, role, content, timestamp,
+        sequence_number, intent, narrative_id, processing_time_ms, idempotency_key, channel)
+    VALUES (%s, %s, %s, 'user', %s, %s, %s, NULL, NULL, NULL, %s, %s),
+           (%s, %s, %s, 'assistant', %s, %s, %s, %s, %s, %s, NULL, %s)"""
+INSERT_EMOTION = """
+    INSERT INTO detected_emotions (id, message_id, session_id, person_id, emotion, confidence,
+        distress_score, trajectory, timestamp)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+# [encrypted] original_message, response_given, meaning; fingerprint as keyed tokens
+INSERT_REPETITION = """
+    INSERT INTO repetition_tracking (id, session_id, person_id, message_id, fingerprint,
+        original_message, question_type, repeat_count, timestamp, response_given, meaning)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+INSERT_NARRATIVE_USAGE = """
+    INSERT INTO narrative_usage (id, narrative_id, session_id, person_id, message_id, mode,
+        category, emotion_at_usage, timestamp)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+UPDATE_SESSION = """
+    UPDATE sessions SET message_count = %s, last_activity_at = %s, escalation_triggered = %s,
+        chronic_repetition_pattern = %s, status = 'active', ended_at = NULL
+    WHERE id = %s"""
+TOUCH_PERSON = """
+    UPDATE people SET last_active_at = %s WHERE id = %s AND last_active_at < %s"""
+
+
+def session_for_write_sql() -> str:
+    if connection.features.has_select_for_update:
+        return SESSION_FOR_WRITE + " FOR UPDATE"
+    return SESSION_FOR_WRITE

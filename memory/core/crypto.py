@@ -1,0 +1,360 @@
+"""Encryption at rest for what identifies or describes a person, and keyed hashes for matching.
+
+Keys come from the environment only (`CLARA_ENCRYPTION_KEYS`, read by clara/settings.py), never
+from the database, so a copy of the database (a backup, a stolen disk, a read-only SQL account)
+holds ciphertext and nothing that opens it. The setting is a list: the first key encrypts, every
+key decrypts, so keys rotate without downtime (add the new key first, run
+`manage.py rotate_keys`, then drop the old one).
+
+Why AES-256-GCM with a key id, not Fernet/MultiFernet (both are in `cryptography`):
+- the key id in each value sends decryption straight to its key; MultiFernet tries the keys in
+  turn, paying a failed HMAC per older key on every read while a rotation is under way;
+- `rotate_keys` can tell which rows still use an old key by reading the id, without decrypting;
+- 28 bytes of overhead (nonce and tag) against Fernet's 57-73, and no embedded creation time
+  (Fernet tokens carry one in clear); AES-256 rather than Fernet's AES-128.
+The price is the random 96-bit nonce: one key should encrypt fewer than 2^32 values (about
+a billion exchanges); rotate long before that.
+
+A value is `enc:v1:<key id>:<base64url(nonce | ciphertext | tag)>` (in a binary column, the same
+header followed by the raw nonce | ciphertext | tag, `encrypt_bytes`). The prefix makes ciphertext
+recognisable, so rows written before encryption existed still read (as plaintext) until the data
+migration or `rotate_keys` reaches them; anything with the prefix that does not decrypt raises
+`DecryptionError`: a wrong or missing key fails loudly, never as silent garbage.
+
+Matching without plaintext: `fingerprint_tokens` turns each word of a repetition fingerprint
+into a keyed hash (HMAC-SHA256 under a key derived separately from each encryption key), so equal
+words give equal tokens. Jaccard on the token sets equals Jaccard on the word sets and exact
+equality in SQL still works, but the words themselves are not in the database.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.core.exceptions import ImproperlyConfigured
+
+PREFIX = "enc:v1:"
+KEY_BYTES = 32
+NONCE_BYTES = 12
+KID_CHARS = 8
+# Fingerprint tokens: 80 bits of the HMAC written as 20 letters a-p (hex digits moved into the
+# alphabet): no two words of a language collide, and a token looks like a word to code that
+# splits, trims or lower-cases fingerprints (no digits, no spaces, no upper case).
+TOKEN_BYTES = 10
+_HEX_TO_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+
+
+class DecryptionError(ValueError):
+    """A value looks encrypted but no configured key opens it (wrong key, or tampered)."""
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def generate_key() -> str:
+    """A new random key in the form CLARA_ENCRYPTION_KEYS takes (32 bytes, base64url)."""
+    return _b64encode(os.urandom(KEY_BYTES))
+
+
+def parse_key(text: str) -> bytes:
+    """The 32 key bytes of one entry of CLARA_ENCRYPTION_KEYS; ImproperlyConfigured if malformed."""
+    try:
+        raw = _b64decode(text.strip())
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != KEY_BYTES:
+        # Never echo the value: it may be a real key with a typo.
+        raise ImproperlyConfigured(
+            "Each CLARA_ENCRYPTION_KEYS entry must be 32 random bytes in base64url "
+            "(python -c 'from memory.core.crypto import generate_key; print(generate_key())')."
+        )
+    return raw
+
+
+# The SECRET_KEY settings fall back on with DEBUG on (`make run`): public, in this repository.
+DEVELOPMENT_SECRET_KEY = "django-insecure-clara-development-only"
+
+
+def development_key(secret_key: str) -> str:
+    """A key derived from SECRET_KEY, for DEBUG only (settings refuse it in production).
+
+    Stable across restarts of `make run` with the same SECRET_KEY; anyone who knows
+    SECRET_KEY can derive it, which is why production must set CLARA_ENCRYPTION_KEYS.
+    """
+    digest = hmac.new(
+        secret_key.encode(), b"clara-memory development encryption key", hashlib.sha256
+    ).digest()
+    return _b64encode(digest)
+
+
+def _derive(master: bytes, purpose: bytes, length: int = 32) -> bytes:
+    # HKDF separates the cipher key, the hash key and the key id: none reveals another.
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=purpose).derive(master)
+
+
+def _key_id(master: bytes) -> str:
+    return _derive(master, b"clara-memory key id v1", 4).hex()
+
+
+def development_key_ids(secret_key: str) -> frozenset[str]:
+    """Ids of the keys DEBUG derives when CLARA_ENCRYPTION_KEYS is unset: from the public
+    development SECRET_KEY (`make run`), and from `secret_key`. Anyone can derive the first."""
+    return frozenset(
+        _key_id(parse_key(development_key(secret)))
+        for secret in {DEVELOPMENT_SECRET_KEY, secret_key}
+    )
+
+
+def refuse_development_keys(raw_keys: Sequence[str], *, secret_key: str) -> None:
+    """ImproperlyConfigured if CLARA_ENCRYPTION_KEYS lists a development key (for DEBUG off)."""
+    development = development_key_ids(secret_key)
+    if any(_key_id(parse_key(text)) in development for text in raw_keys):
+        raise ImproperlyConfigured(
+            "CLARA_ENCRYPTION_KEYS lists a development key (the one DEBUG derives from "
+            "SECRET_KEY), which protects nothing with DEBUG off. Set CLARA_ENCRYPTION_KEYS to "
+            "keys of your own (python -c 'from memory.crypto import generate_key; "
+            "print(generate_key())')."
+        )
+
+
+@dataclass(frozen=True)
+class _Key:
+    kid: str
+    aead: AESGCM
+    hash_key: bytes
+    # HMAC state after the fingerprint domain prefix; copied per word (cheaper than a new HMAC).
+    fingerprint_mac: hmac.HMAC
+    header: str  # PREFIX + kid + ":", also the associated data of every value
+
+
+class Keyring:
+    """The configured keys: the first encrypts, all decrypt, each has a keyed-hash twin."""
+
+    def __init__(self, raw_keys: Sequence[str]) -> None:
+        if not raw_keys:
+            raise ImproperlyConfigured("CLARA_ENCRYPTION_KEYS is empty.")
+        keys = []
+        for text in raw_keys:
+            master = parse_key(text)
+            kid = _key_id(master)
+            hash_key = _derive(master, b"clara-memory keyed hash v1")
+            keys.append(
+                _Key(
+                    kid=kid,
+                    aead=AESGCM(_derive(master, b"clara-memory aes-256-gcm v1")),
+                    hash_key=hash_key,
+                    fingerprint_mac=hmac.new(hash_key, b"fingerprint\x00", hashlib.sha256),
+                    header=f"{PREFIX}{kid}:",
+                )
+            )
+        self.keys: tuple[_Key, ...] = tuple(keys)
+        self.by_kid = {key.kid: key for key in keys}
+        if len(self.by_kid) != len(keys):
+            # (Or two keys share a 32-bit id, about one chance in four billion: make another.)
+            raise ImproperlyConfigured("CLARA_ENCRYPTION_KEYS lists the same key twice.")
+        self.primary = keys[0]
+
+    # --- Encryption --------------------------------------------------------------------------
+
+    def encrypt(self, text: str) -> str:
+        key = self.primary
+        nonce = os.urandom(NONCE_BYTES)
+        sealed = key.aead.encrypt(nonce, text.encode("utf-8"), key.header.encode("ascii"))
+        return key.header + _b64encode(nonce + sealed)
+
+    def decrypt(self, value: str) -> str:
+        """Plaintext of `value`; a value without the prefix is returned as it is (legacy row)."""
+        if not value.startswith(PREFIX):
+            return value
+        kid = value[len(PREFIX) : len(PREFIX) + KID_CHARS]
+        key = self.by_kid.get(kid)
+        if key is None:
+            raise DecryptionError(
+                f"Encrypted with key {kid}, which is not in CLARA_ENCRYPTION_KEYS."
+                + _development_note(kid)
+            )
+        body = value[len(key.header) :]
+        try:
+            blob = _b64decode(body)
+            plain = key.aead.decrypt(
+                blob[:NONCE_BYTES], blob[NONCE_BYTES:], key.header.encode("ascii")
+            )
+        except (InvalidTag, binascii.Error, ValueError) as exc:
+            raise DecryptionError(f"A value under key {kid} does not decrypt.") from exc
+        return plain.decode("utf-8")
+
+    def is_current(self, value: str | None) -> bool:
+        """Whether a stored value needs no rewrite: NULL, or encrypted under the primary key."""
+        return value is None or value.startswith(self.primary.header)
+
+    # --- Bytes (a BLOB column: the same envelope, without base64) ----------------------------
+
+    def encrypt_bytes(self, data: bytes) -> bytes:
+        """`enc:v1:<key id>:` then nonce | ciphertext | tag, raw: for binary columns."""
+        key = self.primary
+        header = key.header.encode("ascii")
+        nonce = os.urandom(NONCE_BYTES)
+        return header + nonce + key.aead.encrypt(nonce, bytes(data), header)
+
+    def decrypt_bytes(self, value: bytes) -> bytes:
+        """Plaintext of an `encrypt_bytes` value; a value without the prefix is returned as it is
+        (written before encryption, as `decrypt` does for text)."""
+        value = bytes(value)
+        prefix = PREFIX.encode("ascii")
+        if not value.startswith(prefix):
+            return value
+        kid = value[len(prefix) : len(prefix) + KID_CHARS].decode("ascii", "replace")
+        key = self.by_kid.get(kid)
+        if key is None:
+            raise DecryptionError(
+                f"Encrypted with key {kid}, which is not in CLARA_ENCRYPTION_KEYS."
+            )
+        header = key.header.encode("ascii")
+        blob = value[len(header) :]
+        try:
+            return key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], header)
+        except (InvalidTag, ValueError) as exc:
+            raise DecryptionError(f"A value under key {kid} does not decrypt.") from exc
+
+    def is_current_bytes(self, value: bytes | None) -> bool:
+        """Whether a stored binary value needs no rewrite: NULL, or under the primary key."""
+        return value is None or bytes(value).startswith(self.primary.header.encode("ascii"))
+
+    # --- Keyed hashes ------------------------------------------------------------------------
+
+    def keyed_hash(self, value: str, *, purpose: str, key: _Key | None = None) -> str:
+        """HMAC-SHA256 of `value` (hex), domain-separated by `purpose`, under the primary key."""
+        key = key or self.primary
+        message = purpose.encode() + b"\x00" + value.encode("utf-8")
+        return hmac.new(key.hash_key, message, hashlib.sha256).hexdigest()
+
+    def fingerprint_tokens(self, words: str, *, key: _Key | None = None) -> str:
+        """A fingerprint's words as keyed tokens, sorted and space-joined ("" stays "")."""
+        key = key or self.primary
+        tokens = set()
+        for word in words.split():
+            mac = key.fingerprint_mac.copy()
+            mac.update(word.encode("utf-8"))
+            tokens.add(mac.digest()[:TOKEN_BYTES].hex().translate(_HEX_TO_LETTERS))
+        return " ".join(sorted(tokens))
+
+    def fingerprint_variants(self, words: str) -> list[str]:
+        """The fingerprint under every configured key, the primary's first.
+
+        Rows written before a rotation keep their old tokens until `rotate_keys` rewrites them;
+        comparing against every variant keeps repetition detection whole meanwhile.
+        """
+        return [self.fingerprint_tokens(words, key=key) for key in self.keys]
+
+
+def _development_note(kid: str) -> str:
+    from django.conf import settings
+
+    if kid not in development_key_ids(settings.SECRET_KEY):
+        return ""
+    return (
+        " It is a development key: this database was written with DEBUG on and no "
+        f"CLARA_ENCRYPTION_KEYS (e.g. by `make run`). {DEVELOPMENT_DATA_HINT}"
+    )
+
+
+_keyring: Keyring | None = None
+
+
+def keyring() -> Keyring:
+    """The keyring built from settings.CLARA_ENCRYPTION_KEYS (cached; reset on setting change)."""
+    global _keyring
+    if _keyring is None:
+        from django.conf import settings
+
+        _keyring = Keyring(settings.CLARA_ENCRYPTION_KEYS)
+    return _keyring
+
+
+def reset() -> None:
+    """Forget the cached keyring (tests change CLARA_ENCRYPTION_KEYS with override_settings)."""
+    global _keyring
+    _keyring = None
+
+
+def is_encrypted(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def encrypt(text: str) -> str:
+    return keyring().encrypt(text)
+
+
+def decrypt(value: str) -> str:
+    return keyring().decrypt(value)
+
+
+def encrypt_optional(text: str | None) -> str | None:
+    return None if text is None else keyring().encrypt(text)
+
+
+def decrypt_optional(value: str | None) -> str | None:
+    return None if value is None else keyring().decrypt(value)
+
+
+def is_encrypted_bytes(value: object) -> bool:
+    return isinstance(value, bytes | bytearray | memoryview) and bytes(value).startswith(
+        PREFIX.encode("ascii")
+    )
+
+
+def encrypt_bytes(data: bytes) -> bytes:
+    return keyring().encrypt_bytes(data)
+
+
+def decrypt_bytes(value: bytes) -> bytes:
+    return keyring().decrypt_bytes(value)
+
+
+def keyed_hash(value: str, *, purpose: str) -> str:
+    return keyring().keyed_hash(value, purpose=purpose)
+
+
+def fingerprint_tokens(words: str) -> str:
+    return keyring().fingerprint_tokens(words)
+
+
+def fingerprint_variants(words: str) -> list[str]:
+    return keyring().fingerprint_variants(words)
+
+
+def _on_setting_changed(*, setting: str, **kwargs) -> None:
+    if setting in ("CLARA_ENCRYPTION_KEYS", "SECRET_KEY"):
+        reset()
+
+
+def _connect_signals() -> None:
+    from django.core.signals import setting_changed
+
+    setting_changed.connect(_on_setting_changed, dispatch_uid="memory.core.crypto.reset")
+
+
+# How the development-data check (memory/checks.py) tells what it found, and what to do about it.
+DEVELOPMENT_DATA_HINT = (
+    "Set DATABASE_URL to a new database, or re-encrypt this one under a key of your own first: "
+    "with DEBUG=1, the SECRET_KEY it was written with and CLARA_ENCRYPTION_KEYS=<your key>,"
+    "<development key> (memory.core.crypto.development_key(SECRET_KEY)), run `manage.py rotate_keys`."
+)
+
+
+_connect_signals()

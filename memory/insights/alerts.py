@@ -1,0 +1,196 @@
+"""Caregiver alerts: an outbox of things a person's caregivers should look at.
+
+An alert is written once per dedupe key, in the same transaction as the event that raises it
+(an escalation with its exchange, a trend with its computation), so none is lost and none is
+raised twice. Whatever tells caregivers (e-mail, the dashboard) reads this table.
+"""
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Avg, Count, Q
+from django.utils import timezone
+
+from memory.conversations.models import Person, Session
+from memory.core.errors import Invalid, NotFound
+from memory.insights import trends
+from memory.insights.models import Alert
+
+# Distress: a session whose average is this far above the person's own baseline, over at least
+# this many readings, against a baseline of at least this many earlier sessions.
+DISTRESS_MARGIN = 0.2
+MIN_READINGS = 3
+MIN_BASELINE_SESSIONS = 3
+# Sessions active this long before `now` are judged for distress.
+DISTRESS_LOOKBACK = timedelta(days=1)
+# Repetition: the last 3 sessions' repeats per session above 1.5 times the rate of the 30
+# sessions before them, with at least 5 repeats in those 3 sessions.
+RECENT_SESSIONS = 3
+REPEAT_RATE_FACTOR = 1.5
+MIN_RECENT_REPEATS = 5
+
+
+def escalation_dedupe_key(session_id: uuid.UUID) -> str:
+    """One escalation alert per session, however many messages raised the flag."""
+    return f"escalation:{session_id}"
+
+
+def alert_raise(
+    *,
+    person_id: uuid.UUID | None,
+    session_id: uuid.UUID | None,
+    kind: str,
+    detail: dict,
+    dedupe_key: str,
+    at: datetime | None = None,
+) -> tuple[Alert, bool]:
+    """Record an alert unless one with this dedupe key exists; returns (alert, created).
+
+    Call it inside the transaction of the event that causes it: both commit or neither does.
+    """
+    if kind not in Alert.Kind.values:
+        raise Invalid(f"Unknown alert kind {kind!r}.", field="kind")
+    with transaction.atomic():
+        return Alert.objects.get_or_create(
+            dedupe_key=dedupe_key,
+            defaults={
+                "person_id": person_id,
+                "session_id": session_id,
+                "kind": kind,
+                "detail": detail or {},
+                "created_at": at or timezone.now(),
+            },
+        )
+
+
+def escalation_alert_raise(
+    *,
+    person_id: uuid.UUID | None,
+    session_id: uuid.UUID,
+    reason: str | None = None,
+    at: datetime | None = None,
+) -> tuple[Alert, bool]:
+    """The escalation alert of a session, raised once (for services.exchange_record)."""
+    return alert_raise(
+        person_id=person_id,
+        session_id=session_id,
+        kind=Alert.Kind.ESCALATION,
+        detail={"reason": reason},
+        dedupe_key=escalation_dedupe_key(session_id),
+        at=at,
+    )
+
+
+def alert_set_status(
+    *, alert_id: int, status: str, user_id: int | None = None, at: datetime | None = None
+) -> Alert:
+    """A caregiver is looking into or has acknowledged an alert; records who and when."""
+    if status not in Alert.Status.values:
+        raise Invalid(f"Unknown alert status {status!r}.", field="status")
+    with transaction.atomic():
+        alert = Alert.objects.select_for_update().filter(id=alert_id).first()
+        if alert is None:
+            raise NotFound("No alert with this id.", field="alert_id")
+        if alert.status != status:
+            alert.status = status
+            alert.acted_by_id = user_id
+            alert.acted_at = at or timezone.now()
+            alert.save(update_fields=["status", "acted_by", "acted_at"])
+    return alert
+
+
+def _distress_alerts(*, person: Person, now: datetime) -> list[Alert]:
+    readings = Q(emotions__timestamp__lte=now)
+    judged = (
+        Session.objects.filter(
+            person_id=person.id,
+            last_activity_at__gte=now - DISTRESS_LOOKBACK,
+            created_at__lte=now,
+            message_count__gt=0,
+        )
+        .annotate(
+            average=Avg("emotions__distress_score", filter=readings),
+            readings=Count("emotions", filter=readings),
+        )
+        .filter(readings__gte=MIN_READINGS)
+        .order_by("created_at")
+        .values("id", "created_at", "average", "readings")
+    )
+    raised = []
+    for session in judged:  # the person's sessions of the last day: a handful
+        earlier = trends.recent_session_ids(person_id=person.id, before=session["created_at"])
+        if len(earlier) < MIN_BASELINE_SESSIONS:
+            continue
+        baseline, _ = trends.distress_average(
+            person_id=person.id, session_ids=earlier, before=session["created_at"]
+        )
+        if baseline is None or session["average"] <= baseline + DISTRESS_MARGIN:
+            continue
+        alert, created = alert_raise(
+            person_id=person.id,
+            session_id=session["id"],
+            kind=Alert.Kind.DISTRESS_ABOVE_BASELINE,
+            detail={
+                "session_average": round(session["average"], 3),
+                "baseline": round(baseline, 3),
+                "readings": session["readings"],
+                "baseline_sessions": len(earlier),
+            },
+            dedupe_key=f"distress_above_baseline:{session['id']}",
+            at=now,
+        )
+        if created:
+            raised.append(alert)
+    return raised
+
+
+def _repetition_alert(*, person: Person, now: datetime) -> Alert | None:
+    rows = list(
+        Session.objects.filter(person_id=person.id, created_at__lte=now, message_count__gt=0)
+        .order_by("-created_at")
+        .annotate(repeats=Count("repetitions", filter=Q(repetitions__repeat_count__gt=0)))
+        .values_list("id", "repeats")[: RECENT_SESSIONS + trends.BASELINE_SESSIONS]
+    )
+    recent, earlier = rows[:RECENT_SESSIONS], rows[RECENT_SESSIONS:]
+    if len(recent) < RECENT_SESSIONS or len(earlier) < MIN_BASELINE_SESSIONS:
+        return None
+    recent_repeats = sum(repeats for _, repeats in recent)
+    recent_rate = recent_repeats / len(recent)
+    usual_rate = sum(repeats for _, repeats in earlier) / len(earlier)
+    if recent_repeats < MIN_RECENT_REPEATS or recent_rate <= REPEAT_RATE_FACTOR * usual_rate:
+        return None
+    # At most one a day (the person's day): the pattern is news once, not at every rerun.
+    day = now.astimezone(trends.person_zone(person)).date()
+    alert, created = alert_raise(
+        person_id=person.id,
+        session_id=recent[0][0],
+        kind=Alert.Kind.CHRONIC_REPETITION,
+        detail={
+            "recent_repeats_per_session": round(recent_rate, 3),
+            "usual_repeats_per_session": round(usual_rate, 3),
+            "recent_sessions": [str(session_id) for session_id, _ in recent],
+            "usual_sessions": len(earlier),
+        },
+        dedupe_key=f"chronic_repetition:{person.id}:{day.isoformat()}",
+        at=now,
+    )
+    return alert if created else None
+
+
+def alerts_from_trends(*, person_id: uuid.UUID, now: datetime | None = None) -> list[Alert]:
+    """Raise the person's distress and repetition alerts as of `now`; returns the new ones.
+
+    Distress: a session active in the last day whose average is well above the person's own
+    baseline (the 30 sessions before it). Repetition: repeats in the last 3 sessions rising above
+    the person's usual rate. Running it again raises nothing new.
+    """
+    now = now or timezone.now()
+    person = Person.objects.filter(id=person_id).first()
+    if person is None:
+        raise NotFound("No person with this id.", field="person_id")
+    raised = _distress_alerts(person=person, now=now)
+    repetition = _repetition_alert(person=person, now=now)
+    if repetition is not None:
+        raised.append(repetition)
+    return raised

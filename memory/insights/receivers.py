@@ -1,0 +1,38 @@
+"""What insights do when the conversation record announces something (connected in `MemoryConfig.ready`)."""
+
+from memory.conversations.signals import ExchangeStored, SessionClosed, SessionLinked
+from memory.insights import alerts, tasks
+from memory.insights.models import Alert
+
+# Messages between rolling-summary refreshes: every 4 turns.
+ROLLING_SUMMARY_EVERY = 8
+
+
+def on_exchange_stored(sender, event: ExchangeStored, **kwargs) -> None:
+    """Raise the escalation alert in the exchange's transaction; refresh the rolling summary."""
+    if event.escalated_now:
+        alerts.escalation_alert_raise(
+            person_id=event.person_id,
+            session_id=event.session_id,
+            reason=event.escalation_reason,
+            at=event.at,
+        )
+    # Crossing a multiple, not landing on one: a lone assistant message (a check-in) shifts the
+    # count by one.
+    if (
+        event.message_count // ROLLING_SUMMARY_EVERY
+        > (event.message_count - 2) // ROLLING_SUMMARY_EVERY
+    ):
+        tasks.update_rolling_summary.delay_on_commit(str(event.session_id))
+
+
+def on_session_closed(sender, event: SessionClosed, **kwargs) -> None:
+    """The caregivers' summary reads the whole session: a job, after the close commits."""
+    tasks.compute_session_summary.delay_on_commit(str(event.session_id))
+
+
+def on_session_linked(sender, event: SessionLinked, **kwargs) -> None:
+    """Alerts raised while the session had no person now belong to that person."""
+    Alert.objects.filter(session_id=event.session_id, person__isnull=True).update(
+        person_id=event.person_id
+    )

@@ -1,0 +1,153 @@
+"""An organisation's audit on the dashboard (issue 14, item 4): its admins read who looked at
+what, through the dashboard, the API, MCP or the admin; no one else does, and no organisation
+sees another's."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from dashboard import selectors
+from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from memory.conversations import audit, services, tenancy
+from memory.models import AccessEvent, Memory
+from tests.dashboard.conftest import client_for, login, make_person
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def default_org(person):
+    return person.organisation
+
+
+@pytest.fixture
+def boss(default_org):
+    """The default organisation's admin (not in any care team)."""
+    return login("boss", default_org, admin=True)
+
+
+@pytest.fixture
+def other_org(db):
+    return tenancy.organisation_get_or_create("riverside-care", name="Riverside Care")
+
+
+def _audit_url(org) -> str:
+    return reverse("dashboard:organisation_audit", args=[org.slug])
+
+
+def test_the_admin_reads_dashboard_api_and_admin_rows_of_the_organisation(
+    boss, default_org, alice_client, person, session, other_org
+):
+    alice_client.get(reverse("dashboard:person", args=[person.id]))
+    key, raw = services.api_key_create(name="bot", organisation_id=default_org.pk)
+    response = Client().get(
+        f"/api/v1/sessions/{session.id}/messages", headers={"Authorization": f"Bearer {raw}"}
+    )
+    assert response.status_code == 200
+    audit.record(
+        organisation_id=default_org.pk,
+        channel="admin",
+        actor="user:root",
+        action="admin_messages",
+        outcome="allowed",
+        person_id=person.id,
+    )
+    # Another organisation's row: never on this page.
+    audit.record(
+        organisation_id=other_org.pk,
+        channel="api",
+        actor="key:0ther0rg",
+        action="export_json",
+        outcome="allowed",
+    )
+    page = client_for(boss).get(_audit_url(default_org))
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "alice" in content and "opened the person&#x27;s page" in content
+    assert f"API key {key.prefix}" in content and "read a conversation&#x27;s messages" in content
+    assert "operator root" in content and "read messages in the admin" in content
+    assert "Peggy (Nana)" in content
+    assert "0ther0rg" not in content and "exported everything" not in content
+    # Never what was said.
+    assert "Where am I" not in content and "fell" not in content
+
+
+def test_the_people_list_links_the_audit_for_its_admins_only(boss, alice_client, default_org):
+    assert _audit_url(default_org).encode() in client_for(boss).get("/").content
+    assert _audit_url(default_org).encode() not in alice_client.get("/").content
+
+
+def test_a_member_who_is_not_its_admin_gets_403(alice_client, default_org):
+    assert alice_client.get(_audit_url(default_org)).status_code == 403
+
+
+def test_a_login_of_another_organisation_gets_404_as_for_an_unknown_one(other_org, default_org):
+    outsider = client_for(login("olga", other_org, admin=True))
+    assert outsider.get(_audit_url(default_org)).status_code == 404
+    assert outsider.get(reverse("dashboard:organisation_audit", args=["nowhere"])).status_code == (
+        404
+    )
+    assert outsider.get(_audit_url(other_org)).status_code == 200
+
+
+def test_anonymous_is_sent_to_log_in(default_org):
+    response = Client().get(_audit_url(default_org))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("dashboard:login"))
+
+
+def test_an_erasure_stays_in_the_organisations_audit(boss, alice_client, person, default_org):
+    alice_client.post(reverse("dashboard:erase", args=[person.id]), {"confirm_name": "Nana"})
+    row = AuditEvent.objects.get(action="erase")
+    assert (row.person_id, row.organisation_id) == (None, default_org.pk)
+    content = client_for(boss).get(_audit_url(default_org)).content.decode()
+    assert "erased the person" in content
+
+
+def test_forgetting_on_the_dashboard_is_audited_as_forgetting(alice_client, person, memory):
+    url = reverse("dashboard:memory_action", args=[person.id, memory.id, "forget"])
+    assert alice_client.post(url).status_code == 302
+    assert not Memory.objects.filter(id=memory.id).exists()
+    row = AuditEvent.objects.order_by("-id").first()
+    assert (row.action, row.object_id, row.person_id) == (
+        "forget_memory",
+        str(memory.id),
+        person.id,
+    )
+
+
+def test_a_caregiver_of_another_organisation_leaves_rows_in_that_one_only(
+    other_org, default_org, boss
+):
+    ivy = make_person("Ivy", organisation=other_org)
+    carer = login("olga", other_org)
+    CareTeamMembership.objects.create(user=carer, person=ivy, role=CareRole.ADMIN)
+    client_for(carer).get(reverse("dashboard:person", args=[ivy.id]))
+    rows, _ = selectors.organisation_audit(organisation=default_org)
+    assert [row.who for row in rows] == []
+    rows, _ = selectors.organisation_audit(organisation=other_org)
+    assert [(row.who, row.person.id) for row in rows] == [("olga", ivy.id)]
+
+
+def test_the_audit_pages_newest_first_across_both_tables(alice, person, default_org):
+    for n in range(5):
+        AuditEvent.objects.create(
+            username=f"carer{n}", organisation=default_org, person=person, action="view_person"
+        )
+        AccessEvent.objects.create(
+            organisation=default_org,
+            channel="api",
+            actor=f"key:k{n}",
+            action="export_json",
+            outcome="allowed",
+        )
+    first, more = selectors.organisation_audit(organisation=default_org, page=1, per_page=4)
+    second, _ = selectors.organisation_audit(organisation=default_org, page=2, per_page=4)
+    third, last_more = selectors.organisation_audit(organisation=default_org, page=3, per_page=4)
+    rows = first + second + third
+    assert more and not last_more
+    assert len(rows) == 10
+    assert [row.at for row in rows] == sorted((row.at for row in rows), reverse=True)
+    assert {row.who for row in rows} == {f"carer{n}" for n in range(5)} | {
+        f"API key k{n}" for n in range(5)
+    }

@@ -1,0 +1,463 @@
+"""Repeats by meaning (memory/conversations/meaning.py, issue 17): the issue's examples, the
+detector's features, the stored form, the OR with the keyed-word fingerprint rule, the ONNX
+Runtime embedder against the numpy one, and the evaluation set's held-out half."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.conversations import meaning
+from memory.conversations.meaning import (
+    MessageMeaning,
+    analyse,
+    canonical_text,
+    compare,
+    compare_many,
+    count_repeats,
+    from_stored,
+    is_repeat,
+    same_meaning,
+    to_stored,
+)
+from memory.core.embeddings import MiniLMEmbedder
+from memory.core.onnx_minilm import OnnxMiniLM
+
+ROOT = Path(__file__).resolve().parents[2]
+PAIRS = ROOT / "bench" / "repetition" / "pairs.jsonl"
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    model = MiniLMEmbedder()
+    model.load()
+    return model
+
+
+@pytest.fixture
+def meaning_of(minilm):
+    cache = {}
+
+    def of(text: str) -> MessageMeaning:
+        if text not in cache:
+            cache[text] = analyse(text, embedder=minilm)
+        return cache[text]
+
+    return of
+
+
+# --- The issue's examples ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("earlier", "current"),
+    [
+        ("Where's my coat? I need to go out", "Have you seen my jacket?"),
+        ("Is it time for my tablets?", "Should I be taking my medicine now?"),
+        ("Where am I?", "What is this place?"),
+        ("I can't find my glasses", "Where are my specs?"),
+    ],
+)
+def test_the_same_worry_in_other_words_is_a_repeat(meaning_of, earlier, current):
+    assert same_meaning(meaning_of(earlier), meaning_of(current))
+    assert is_repeat(meaning_of(earlier), meaning_of(current), fingerprint_match=False)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss: catch/miss and bus/train are swapped together (office/work is in the "
+    "lexicon); MiniLM's sentence cosine is 0.42 and the swapped words' states are unalike "
+    "(0.29), so the detector gives 0.23 (docs/benchmarks.md, issue 17)",
+)
+def test_the_commute_in_other_words_is_a_repeat(meaning_of):
+    assert same_meaning(
+        meaning_of("I have to catch the bus to work"),
+        meaning_of("I'll miss my train to the office"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("earlier", "current"),
+    [
+        ("I feel warm", "I feel lonely"),
+        ("I lost my ring", "I lost my brother in the war"),
+        ("Is the window open?", "Is the shop open?"),
+        ("Where's my husband?", "Where's my daughter?"),
+        ("Has the dog been fed?", "Has the cat been fed?"),
+        ("Where is Tom?", "Where is Joan?"),
+        ("What's my dog called?", "Where's my dog?"),
+    ],
+)
+def test_the_same_frame_asking_for_something_else_is_not_a_repeat(meaning_of, earlier, current):
+    assert not same_meaning(meaning_of(earlier), meaning_of(current))
+    assert not is_repeat(meaning_of(earlier), meaning_of(current), fingerprint_match=False)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "current"),
+    [
+        ("I want to go home", "I don't want to go home"),
+        ("I'm cold", "I'm too hot"),
+        ("Open the curtains please", "Close the curtains please"),
+        ("I like it here", "I don't like it here"),
+    ],
+)
+def test_opposites_are_not_repeats_even_when_their_words_match(meaning_of, earlier, current):
+    comparison = compare(meaning_of(earlier), meaning_of(current))
+    assert comparison.opposite
+    # The fingerprint rule calls "I want to go home" / "I don't want to go home" a repeat
+    # (negations are stopwords); the opposite check overrides it.
+    assert not is_repeat(meaning_of(earlier), meaning_of(current), fingerprint_match=True)
+
+
+def test_a_negation_that_asks_is_not_an_opposite(meaning_of):
+    # "I can't find …" asks where; "I'm not feeling well" says what "I feel poorly" says.
+    assert not compare(
+        meaning_of("I can't find my keys"), meaning_of("Where are my keys?")
+    ).opposite
+    assert not compare(meaning_of("I feel poorly"), meaning_of("I'm not feeling well")).opposite
+
+
+# --- The OR with the fingerprint rule ---------------------------------------------------------
+
+
+def test_a_fingerprint_match_is_a_repeat_whatever_the_meaning_says(meaning_of):
+    earlier, current = meaning_of("I feel warm"), meaning_of("I feel lonely")
+    assert not same_meaning(earlier, current)
+    assert is_repeat(earlier, current, fingerprint_match=True)
+
+
+def test_an_earlier_message_without_a_stored_meaning_falls_back_to_the_fingerprint(meaning_of):
+    current = meaning_of("Have you seen my jacket?")
+    assert is_repeat(None, current, fingerprint_match=True)
+    assert not is_repeat(None, current, fingerprint_match=False)
+
+
+def test_count_repeats_counts_meaning_or_fingerprint_matches(meaning_of):
+    current = meaning_of("Have you seen my jacket?")
+    earlier = [
+        (meaning_of("Where's my coat? I need to go out"), False),  # meaning
+        (meaning_of("Is the window open?"), False),  # neither
+        (meaning_of("I feel warm"), True),  # fingerprint (as the caller computed it)
+        (None, False),  # a row from before meanings were stored
+    ]
+    assert count_repeats(current, earlier) == 2
+
+
+# --- Stored form ------------------------------------------------------------------------------
+
+
+def test_stored_bytes_round_trip_to_the_same_verdicts(meaning_of):
+    pairs = [
+        ("Where's my coat? I need to go out", "Have you seen my jacket?"),
+        ("Is the window open?", "Is the shop open?"),
+        ("I want to go home", "I don't want to go home"),
+        ("Where's my husband?", "Where's my daughter?"),
+    ]
+    for earlier_text, current_text in pairs:
+        earlier, current = meaning_of(earlier_text), meaning_of(current_text)
+        stored = to_stored(earlier)
+        back = from_stored(memoryview(stored))
+        assert back.question == earlier.question and back.negations == earlier.negations
+        assert [w.token for w in back.words] == [w.token for w in earlier.words]
+        assert [w.negated for w in back.words] == [w.negated for w in earlier.words]
+        assert np.abs(back.vector - earlier.vector).max() < 1e-3
+        direct, restored = compare(earlier, current), compare(back, current)
+        assert restored.same_meaning() == direct.same_meaning()
+        assert restored.opposite == direct.opposite and restored.conflict == direct.conflict
+        assert restored.score() == pytest.approx(direct.score(), abs=0.01)
+
+
+def test_stored_bytes_hold_no_readable_words(meaning_of):
+    stored = to_stored(meaning_of("Where is my husband Gerald? He's at the allotment"))
+    lowered = stored.lower()
+    for word in (b"gerald", b"husband", b"allotment", b"where"):
+        assert word not in lowered
+    assert len(stored) < 4096
+
+
+def test_word_tokens_are_keyed_hashes_under_the_encryption_key(minilm, settings):
+    from memory.core import crypto
+
+    first = analyse("Where's my coat?", embedder=minilm).words[0].token
+    settings.CLARA_ENCRYPTION_KEYS = [crypto.generate_key()]
+    try:
+        assert analyse("Where's my coat?", embedder=minilm).words[0].token != first
+    finally:
+        crypto.reset()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"",
+        b"\x03\x00\x00\x00" + bytes(768),  # an unknown version
+        b"\x02\x00\x00\x00" + bytes(700),  # too short for the sentence vector
+        b"\x02\x01\x00\x00" + bytes(768 + 8),  # one word announced, its vector missing
+        b"\x02\x00\x00\x0c" + bytes(768),  # a frame that does not exist
+        b"\x01\x00\x00" + bytes(10),  # version 1, too short
+    ],
+)
+def test_malformed_stored_meanings_are_refused(bad):
+    with pytest.raises(ValueError):
+        from_stored(bad)
+
+
+def test_trailing_bytes_are_refused(meaning_of):
+    with pytest.raises(ValueError, match="trailing"):
+        from_stored(to_stored(meaning_of("Where am I?")) + b"\x00")
+
+
+# --- Pieces -----------------------------------------------------------------------------------
+
+
+def test_canonical_text_rewrites_regional_words():
+    assert canonical_text("Can you put the Telly on?") == "can you put the tv on?"
+    assert canonical_text("Where\u2019s my Mum?") == "where's my mother?"
+    assert canonical_text("I need the loo") == "i need the toilet"
+    assert canonical_text("Where's the foot lady?") == "where's the chiropodist?"
+
+
+def test_negation_scopes_skip_negations_that_ask():
+    words = ["i", "cant", "find", "my", "glasses"]
+    assert meaning.negation_scopes(words) == [False] * 5
+    words = ["i", "dont", "want", "to", "go", "home"]
+    assert meaning.negation_scopes(words) == [False, False, True, True, True, True]
+
+
+def test_one_text_forward_pass_gives_the_batched_vector(minilm):
+    text = "Is it time for my tablets?"
+    batched = minilm._forward([minilm.tokenize([text])[0]])[0]
+    assert np.abs(minilm.encode([text])[0] - batched).max() < 1e-5
+    vector, states, encoding = minilm.encode_with_tokens(text, layer=meaning.WORD_LAYER)
+    assert np.abs(vector - batched).max() < 1e-5
+    assert states.shape == (len(encoding.ids), 384)
+
+
+def test_the_first_stored_version_is_still_read(meaning_of):
+    earlier, current = meaning_of("Is the window open?"), meaning_of("Is the shop open?")
+    back = from_stored(meaning.to_stored_v1(earlier))
+    assert back.frame == -1  # version 1 did not store it
+    assert [w.token for w in back.words] == [w.token for w in earlier.words]
+    assert compare(back, current).same_meaning() == compare(earlier, current).same_meaning()
+
+
+# --- The detector's features ------------------------------------------------------------------
+
+
+def test_the_detector_weighs_likeness_for_and_conflicts_against():
+    # The fitted signs (bench/repetition_fit.py) are what the features mean.
+    weights = dict(zip(meaning.FEATURES, meaning.WEIGHTS, strict=True))
+    assert weights["cosine"] > 0 and weights["alignment"] > 0 and weights["substitution"] > 0
+    assert weights["class_conflict"] < 0 and weights["other_question"] < 0
+    assert weights["asks_other"] < 0
+    assert 0 < meaning.CUT < 1
+
+
+def test_the_worst_aligned_word_catches_a_swapped_thing(meaning_of):
+    same = compare(meaning_of("Where's my coat?"), meaning_of("Have you seen my jacket?"))
+    swapped = compare(meaning_of("Is the window open?"), meaning_of("Is the shop open?"))
+    assert same.alignment > 0.9
+    assert swapped.alignment < 0.3
+
+
+def test_another_question_about_the_same_thing_needs_a_shared_subject(meaning_of):
+    dog = compare(meaning_of("What's my dog called?"), meaning_of("Where's my dog?"))
+    place = compare(meaning_of("Where am I?"), meaning_of("What is this place?"))
+    assert dog.other_question and not place.other_question
+    assert not dog.same_meaning() and place.same_meaning()
+
+
+def test_the_first_version_rule_is_still_available(meaning_of):
+    earlier, current = meaning_of("Where's my husband?"), meaning_of("Where's my daughter?")
+    comparison = compare(earlier, current)
+    assert comparison.conflict
+    assert not comparison.same_meaning(meaning.FIRST_VERSION)
+
+
+# --- Text before embedding --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "canonical"),
+    [
+        ("wheres my coat", "where's my coat"),
+        ("im so cold", "i'm so cold"),
+        ("i wnat to go hoem", "i want to go home"),
+        ("has some one taken my mony", "has some one taken my money"),
+        ("has the docter phoned", "has the doctor phoned"),
+        ("is my daughter comming", "is my daughter coming"),
+        # Real words, rare or British, stay as they are; so do capitalised words (names).
+        ("Has the budgie got seed?", "has the budgie got seed?"),
+        ("Where are my slippers?", "where are my slippers?"),
+        ("Has Bess been walked?", "has bess been walked?"),
+        ("were am i", "were am i"),
+    ],
+)
+def test_typing_slips_are_mended_before_embedding(typed, canonical):
+    assert canonical_text(typed) == canonical
+
+
+@pytest.mark.parametrize(
+    ("said", "tidied"),
+    [
+        ("Oh dear, I don't know, where's my coat?", "where's my coat?"),
+        ("where, where is this, where have they put me", "where is this, where have they put me"),
+        ("I feel, I feel funny, something's not right", "i feel funny, something's not right"),
+        ("I don't know where I am", "i don't know where i am"),
+        ("Oh dear.", "oh dear."),  # all filler: kept, there is nothing else
+    ],
+)
+def test_filler_and_stammer_are_dropped(said, tidied):
+    assert canonical_text(said) == tidied
+
+
+# --- All comparisons at once ------------------------------------------------------------------
+
+
+def test_compare_many_gives_compare_s_numbers(meaning_of):
+    texts = [
+        "Where's my coat? I need to go out",
+        "Is the window open?",
+        "I want to go home",
+        "I don't want to go home",
+        "Where am I?",
+        "Oh.",
+        "Where's my husband?",
+        "I hate it here",
+        "I like it here",
+        "What's my dog called?",
+    ]
+    earlier = [meaning_of(t) for t in texts]
+    for current_text in ["Have you seen my jacket?", "I love it here", "Where's my dog?", "Hm"]:
+        current = meaning_of(current_text)
+        for one, many in zip(
+            (compare(e, current) for e in earlier), compare_many(earlier, current), strict=True
+        ):
+            for field in one.__dataclass_fields__:
+                assert getattr(many, field) == pytest.approx(getattr(one, field), abs=1e-5), field
+
+
+def test_count_repeats_is_the_sum_of_is_repeat(meaning_of):
+    current = meaning_of("Where are my specs?")
+    earlier = [
+        (meaning_of("I can't find my glasses"), False),
+        (meaning_of("Where's my hat?"), False),
+        (meaning_of("I want my glasses"), True),
+        (meaning_of("I don't want my glasses"), True),
+        (None, True),
+        (None, False),
+    ]
+    expected = sum(is_repeat(m, current, fingerprint_match=f) for m, f in earlier)
+    assert count_repeats(current, earlier) == expected
+
+
+def test_analyse_keeps_recent_results_per_key(minilm, settings):
+    from memory.core import crypto
+
+    first = analyse("Is it time for my tablets?", embedder=minilm)
+    assert analyse("Is it time for my tablets?", embedder=minilm) is first
+    settings.CLARA_ENCRYPTION_KEYS = [crypto.generate_key()]
+    try:
+        again = analyse("Is it time for my tablets?", embedder=minilm)
+        assert again is not first
+        assert again.words[0].token != first.words[0].token
+    finally:
+        crypto.reset()
+
+
+# --- The embedder of the repeat check ---------------------------------------------------------
+
+
+def _sample_texts(step: int) -> list[str]:
+    rows = [json.loads(line) for line in PAIRS.read_text().splitlines() if line.strip()]
+    return sorted({r["earlier"] for r in rows} | {r["current"] for r in rows})[::step]
+
+
+@pytest.fixture(scope="module")
+def onnx_fp32():
+    model = OnnxMiniLM("fp32")
+    model.load()
+    return model
+
+
+@pytest.fixture(scope="module")
+def onnx_int8():
+    model = OnnxMiniLM("int8")
+    model.load()
+    return model
+
+
+def test_the_onnx_graph_gives_the_numpy_pass_s_vectors_and_states(minilm, onnx_fp32):
+    for text in ["Is it time for my tablets?", "hello", _sample_texts(40)[3], "x " * 300]:
+        vector, states, encoding = minilm.encode_with_tokens(text, layer=meaning.WORD_LAYER)
+        o_vector, o_states, o_encoding = onnx_fp32.encode_with_tokens(
+            text, layer=meaning.WORD_LAYER
+        )
+        assert o_encoding.ids == encoding.ids
+        assert np.abs(o_vector - vector).max() < 1e-4
+        assert np.abs(o_states - states).max() < 1e-3
+    assert np.abs(onnx_fp32.encode(["Where am I?"]) - minilm.encode(["Where am I?"])).max() < 1e-4
+
+
+def test_int8_vectors_stay_within_cosine_0_99_of_fp32(minilm, onnx_int8):
+    texts = _sample_texts(15)
+    assert len(texts) > 60
+    for text in texts:
+        vector = minilm.encode_with_tokens(text, layer=meaning.WORD_LAYER)[0]
+        assert float(vector @ onnx_int8.encode_with_tokens(text, layer=6)[0]) >= 0.99, text
+
+
+def test_the_onnx_graph_gives_only_its_last_layer(onnx_fp32):
+    with pytest.raises(ValueError):
+        onnx_fp32.encode_with_tokens("Where am I?", layer=3)
+
+
+def test_the_repeat_embedder_follows_the_setting(settings, monkeypatch):
+    monkeypatch.setattr(meaning, "_repeat_embedders", {})
+    settings.CLARA_REPEAT_EMBEDDER = "onnx-int8"
+    assert isinstance(meaning.repeat_embedder(), OnnxMiniLM)
+    assert meaning.repeat_embedder() is meaning.repeat_embedder()
+    settings.CLARA_REPEAT_EMBEDDER = "numpy"
+    assert isinstance(meaning.repeat_embedder(), MiniLMEmbedder)
+    settings.CLARA_REPEAT_EMBEDDER = "onnx-int4"
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured):
+        meaning.repeat_embedder()
+
+
+def test_without_onnxruntime_the_check_falls_back_to_numpy(settings, monkeypatch, caplog):
+    monkeypatch.setattr(meaning, "_repeat_embedders", {})
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime: ImportError
+    settings.CLARA_REPEAT_EMBEDDER = "onnx-fp32"
+    embedder = meaning.repeat_embedder()
+    assert isinstance(embedder, MiniLMEmbedder)
+    assert "numpy" in caplog.text
+    assert same_meaning(
+        analyse("Where are my specs?", embedder=embedder),
+        analyse("I can't find my glasses", embedder=embedder),
+    )
+
+
+# --- The evaluation set -----------------------------------------------------------------------
+
+
+def test_the_detector_holds_its_held_out_figures():
+    """bench/repetition_eval.py --quick in-process (~15 s): a floor under today's held-out
+    figures (precision 0.91, recall 0.71), so a change that loses ground fails. The issue's
+    target (recall 0.85 at precision 0.9) is not met yet, so this is not its --check."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import repetition_eval as ev
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    rows = ev.load()
+    _, held_out = ev.split(rows)
+    comparisons = ev.analyse_all(held_out)
+    predicted = [ev.meaning_rule(r, comparisons[r["id"]], meaning.DEFAULT) for r in held_out]
+    precision, recall, *_ = ev.prf(predicted, [r["label"] for r in held_out])
+    assert len(held_out) == 295
+    assert precision >= 0.88 and recall >= 0.68, (precision, recall)

@@ -1,0 +1,22 @@
+"""The settings the test suite runs with: clara/settings.py with DEBUG on, unless DEBUG is set.
+
+DEBUG is off by default (production's rules: every secret must be given), and pytest-django loads
+the settings before any conftest.py runs, so this is where a plain `pytest` on a fresh clone turns
+the development defaults on. Processes the tests start inherit DEBUG=1, the key and load
+clara.settings themselves, exactly as `make run`'s do.
+"""
+
+import os
+
+os.environ.setdefault("DEBUG", "1")
+# A key of the run's own, not the development one DEBUG would derive: a DEBUG=0 process the tests
+# start (tests/integration/test_deploy.py) must read what they wrote, and refuses that one.
+if "CLARA_ENCRYPTION_KEYS" not in os.environ:
+    import base64
+    import secrets
+
+    os.environ["CLARA_ENCRYPTION_KEYS"] = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
+# For child processes only: this process has already chosen its settings module (this one).
+os.environ["DJANGO_SETTINGS_MODULE"] = "clara.settings"
+
+from clara.settings import *  # noqa: E402, F403
