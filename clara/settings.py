@@ -362,6 +362,10 @@ CLARA_SEMANTIC_REPEATS = env_bool("CLARA_SEMANTIC_REPEATS", True)
 # Meanings of recent messages kept per process, so the exchange write reuses what /context
 # analysed (keyed by a keyed hash of the redacted text, never the text).
 CLARA_MEANING_CACHE_SIZE = env_int("CLARA_MEANING_CACHE_SIZE", 512)
+# Long-term search keeps each scope's live memories in process memory (memory/facts/search.py);
+# past this estimate (vectors plus ~2.5 KB a row) the least recently searched scopes are dropped.
+# About 4 KB per memory: 256 MB holds ~60k memories, e.g. 600 people with 100 each.
+CLARA_SEARCH_MEMORY_MB = env_int("CLARA_SEARCH_MEMORY_MB", 256)
 
 # --- The companion: turn queue and check-ins (memory/companion/) -------------------------------
 # The first message of a burst waits this long for the rest before its turn is built.
