@@ -163,12 +163,10 @@ class _Table:
         finally:
             cursor.close()
 
-    def insert_sql(self, alias: str) -> str:
+    def copy_sql(self, alias: str) -> str:
         quote = connections[alias].ops.quote_name
-        return "INSERT INTO {} ({}) VALUES ({})".format(
-            quote(self.name),
-            ", ".join(quote(c) for c in self.columns),
-            ", ".join(["%s"] * len(self.columns)),
+        return "COPY {} ({}) FROM STDIN".format(
+            quote(self.name), ", ".join(quote(c) for c in self.columns)
         )
 
     def prepare(self, values: list, alias: str) -> list:
@@ -326,13 +324,14 @@ def move_database(
                     continue
                 started = time.monotonic()
                 count, total = 0, 0
-                sql = table.insert_sql(alias)
                 with transaction.atomic(using=alias), target.cursor() as cursor:
-                    for batch in table.read(source):
-                        for values in batch:
-                            total = (total + row_digest(values)) % _MOD
-                        cursor.executemany(sql, [table.prepare(v, alias) for v in batch])
-                        count += len(batch)
+                    # COPY: several times faster than INSERTs; psycopg adapts each value.
+                    with cursor.cursor.copy(table.copy_sql(alias)) as stream:
+                        for batch in table.read(source):
+                            for values in batch:
+                                total = (total + row_digest(values)) % _MOD
+                                stream.write_row(table.prepare(values, alias))
+                            count += len(batch)
                     checksum = f"{total:032x}"
                     cursor.execute(
                         f"INSERT INTO {PROGRESS_TABLE} (table_name, row_count, checksum) "
@@ -352,7 +351,12 @@ def move_database(
             first_different = len(ordered)
             for index, report in enumerate(reports):
                 table = next(t for t in ordered if t.name == report.table)
-                source_side = table_summary(table, source)
+                # The source's side was summed while copying, in this same read transaction.
+                source_side = (
+                    table_summary(table, source)
+                    if report.skipped
+                    else (report.rows, report.checksum)
+                )
                 target_side = table_summary(table, alias)
                 if source_side != target_side:
                     differences.append(
