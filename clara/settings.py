@@ -380,8 +380,8 @@ CLARA_SEMANTIC_REPEATS = env_bool("CLARA_SEMANTIC_REPEATS", True)
 # analysed (keyed by a keyed hash of the redacted text, never the text).
 CLARA_MEANING_CACHE_SIZE = env_int("CLARA_MEANING_CACHE_SIZE", 512)
 # Long-term search keeps each scope's live memories in process memory (memory/facts/search.py);
-# past this estimate (vectors plus ~2.5 KB a row) the least recently searched scopes are dropped.
-# About 4 KB per memory: 256 MB holds ~60k memories, e.g. 600 people with 100 each.
+# past this estimate (measured ~6.5 KB a memory, its vector included) the least recently searched
+# scopes are dropped: 256 MB holds ~40k memories, e.g. 400 people with 100 each.
 CLARA_SEARCH_MEMORY_MB = env_int("CLARA_SEARCH_MEMORY_MB", 256)
 
 # --- The companion: turn queue and check-ins (memory/companion/) -------------------------------

@@ -106,9 +106,10 @@ class _Keywords:
         return out
 
 
-# Rough bytes a row costs beyond its vector (the Memory object, its strings and dicts, its
-# tokens, index postings), measured by bench/search_bench.py --memory-scopes.
-ROW_BYTES = 2_500
+# Bytes a row costs beyond its vector (the Memory object, its strings and dicts, its
+# tokens, index postings): resident memory grew 6.5 KB a memory at 1,000 scopes of 50, of which
+# the vector and columns are ~1.7 KB (bench/search_memory.py, docs/benchmarks.md).
+ROW_BYTES = 4_800
 
 
 class _ScopeCopy:
