@@ -78,9 +78,3 @@ class ReplicaReadsMiddleware:
             with replica_reads():
                 return self.get_response(request)
         return self.get_response(request)
-
-
-def database_roles() -> dict[str, str]:
-    """Which database each kind of read uses, for /readyz and the admin."""
-    replica = REPLICA_ALIAS in settings.DATABASES and bool(settings.DATABASE_ROUTERS)
-    return {"writes": "primary", "dashboard_reads": "replica" if replica else "primary"}
