@@ -406,7 +406,7 @@ def clara_measure(args, vendor: str) -> dict:
         read = time.perf_counter()
         probe.arrays()
         built = time.perf_counter()
-        search.retrieval.BM25Index([probe.tokens[m.id] for m in probe.memories])
+        search.retrieval.BM25Index([search.retrieval.tokenize(m.content) for m in probe.memories])
         bm25 = time.perf_counter()
         row["cold_split_ms"] = {
             "read_rows": round((read - began) * 1000, 1),

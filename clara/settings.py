@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Dashboard GETs read from DATABASE_REPLICA_URL when it is set (a no-op without it).
+    "clara.replica.ReplicaReadsMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -141,6 +143,21 @@ else:
     )
     # Likewise one test database per run on PostgreSQL.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
+
+# A read replica of the primary (postgres://...): dashboard page reads go there, the bot's path
+# and every write stay on the primary (clara/replica.py). Unset: everything uses the primary.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL", "")
+DATABASE_ROUTERS: list[str] = []
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL, conn_max_age=env_int("CONN_MAX_AGE", 60)
+    )
+    DATABASES["replica"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 5
+    )
+    # Tests read the primary's test database under the replica's name.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["clara.replica.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -362,6 +379,10 @@ CLARA_SEMANTIC_REPEATS = env_bool("CLARA_SEMANTIC_REPEATS", True)
 # Meanings of recent messages kept per process, so the exchange write reuses what /context
 # analysed (keyed by a keyed hash of the redacted text, never the text).
 CLARA_MEANING_CACHE_SIZE = env_int("CLARA_MEANING_CACHE_SIZE", 512)
+# Long-term search keeps each scope's live memories in process memory (memory/facts/search.py);
+# past this estimate (measured ~6.5 KB a memory, its vector included) the least recently searched
+# scopes are dropped: 256 MB holds ~40k memories, e.g. 400 people with 100 each.
+CLARA_SEARCH_MEMORY_MB = env_int("CLARA_SEARCH_MEMORY_MB", 256)
 
 # --- The companion: turn queue and check-ins (memory/companion/) -------------------------------
 # The first message of a burst waits this long for the rest before its turn is built.

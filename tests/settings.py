@@ -20,3 +20,8 @@ if "CLARA_ENCRYPTION_KEYS" not in os.environ:
 os.environ["DJANGO_SETTINGS_MODULE"] = "clara.settings"
 
 from clara.settings import *  # noqa: E402, F403
+
+# A second alias over the same test database, so the read-replica router can be tested
+# (tests/test_replica.py turns the router on); unused unless a test routes to it.
+if "replica" not in DATABASES:  # noqa: F405
+    DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}  # noqa: F405

@@ -148,6 +148,8 @@ class BM25Index:
                 counts.append(count)
         self.lengths = lengths
         avg = float(lengths.mean()) if self.size and lengths.sum() else 1.0
+        # Kept for documents scored beside this index (memory/facts/search.py's patches).
+        self.avg = avg
         terms = np.asarray(term_ids, dtype=np.int64)
         docs_arr = np.asarray(doc_ids, dtype=np.int32)
         tf = np.asarray(counts, dtype=np.float32)
@@ -158,6 +160,7 @@ class BM25Index:
         self._docs = docs_arr[order]
         self._weights = weight[order].astype(np.float32)
         df = np.bincount(terms, minlength=len(self.vocabulary))
+        self.df = df
         self._starts = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         # The "plus one" idf (Lucene's): never negative, so a very common word still counts a little.
         self.idf = np.log(1 + (self.size - df + 0.5) / (df + 0.5)).astype(np.float32)

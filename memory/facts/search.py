@@ -16,7 +16,7 @@ Ranking, for the candidates that pass the filters:
 import math
 import threading
 import uuid
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
@@ -47,8 +48,6 @@ MAX_LIMIT = 100
 ENTITY_CARD_FACTS = 3
 FOUNDATION_LIMIT = 20
 TOP_PREFERENCES = 3
-# Scopes kept in memory per process (least recently searched dropped first).
-CACHE_SCOPES = 64
 
 _TYPE_CODES = {value: code for code, value in enumerate(MemoryType.values)}
 # Django's `Choices.values` builds a new list on every access; searches check against these.
@@ -68,17 +67,68 @@ class SearchResult:
     entity_cards: list[str] = field(default_factory=list)
 
 
+class _Keywords:
+    """BM25 over a scope's rows: one index built when the copy is (re)built, plus the rows
+    added since, scored with the index's statistics (idf, average length) so that a write costs
+    one row's postings instead of a rebuild. Slots a later write replaced stay in the index;
+    the copy's masks exclude them. Rebuilt with the copy once the added rows pass a share."""
+
+    def __init__(self, docs: list[list[str]]):
+        self.base = retrieval.BM25Index(docs)
+        self.base_size = len(docs)
+        self.added = 0
+        # term -> [(slot after the base, precomputed tf weight)]
+        self.postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+
+    def add(self, tokens: list[str]) -> None:
+        base, k1, b = self.base, self.base.k1, self.base.b
+        norm = k1 * (1 - b + b * len(tokens) / base.avg)
+        for term, count in Counter(tokens).items():
+            self.postings[term].append((self.added, count * (k1 + 1) / (count + norm)))
+        self.added += 1
+
+    def scores(self, query) -> np.ndarray:
+        base = self.base
+        out = np.zeros(self.base_size + self.added, dtype=np.float32)
+        out[: self.base_size] = base.scores(query)
+        if not self.added:
+            return out
+        size = self.base_size + self.added
+        for term in dict.fromkeys(query):
+            posted = self.postings.get(term)
+            if not posted:
+                continue
+            t = base.vocabulary.get(term)
+            df = (int(base.df[t]) if t is not None else 0) + len(posted)
+            idf = math.log(1 + (size - df + 0.5) / (df + 0.5))
+            for slot, weight in posted:
+                out[self.base_size + slot] += idf * weight
+        return out
+
+
+# Bytes a row costs beyond its vector (the Memory object, its strings and dicts, its
+# tokens, index postings): resident memory grew 6.5 KB a memory at 1,000 scopes of 50, of which
+# the vector and columns are ~1.7 KB (bench/search_memory.py, docs/benchmarks.md).
+ROW_BYTES = 4_800
+
+
 class _ScopeCopy:
-    """The live memories of one scope as arrays; rebuilt or patched when the scope changes."""
+    """The live memories of one scope as arrays. Built once from the database; a write patches
+    the rows it changed (a changed or removed row's slot is retired, its new version appended),
+    and the arrays are rebuilt only when retired and added slots pass a share of the copy."""
 
     def __init__(self, scope: str):
         self.scope = scope
         self.generation = -1
         self.epoch = None
-        self.rows: dict[uuid.UUID, Memory] = {}
-        self.tokens: dict[uuid.UUID, list[str]] = {}
-        self._dirty = True
         self.lock = threading.Lock()
+        self.n = 0
+        self.nbytes = 0
+        self.memories: list[Memory] = []
+        self.pos: dict[uuid.UUID, int] = {}
+        self.retired = 0
+        self._pending: dict[uuid.UUID, Memory | None] = {}
+        self._rebuild: list[Memory] | None = []
         # What other rankings derive from these rows (the LangGraph store's per-field vectors),
         # dropped whenever the rows change.
         self.derived: dict = {}
@@ -88,80 +138,152 @@ class _ScopeCopy:
     def refresh(self, generation: int, epoch: int) -> None:
         if generation == self.generation and epoch == self.epoch:
             return
-        fields = [f.attname for f in Memory._meta.concrete_fields]
         if epoch != self.epoch or self.generation < 0:
-            rows = Memory.objects.filter(scope=self.scope, status=Memory.Status.ACTIVE).only(
-                *fields
+            self._rebuild = list(
+                Memory.objects.filter(scope=self.scope, status=Memory.Status.ACTIVE)
             )
-            self.rows = {}
-            self.tokens = {}
+            self._pending = {}
         else:
-            rows = Memory.objects.filter(scope=self.scope, revision__gt=self.generation).only(
-                *fields
-            )
-        for memory in rows:
-            if memory.status == Memory.Status.ACTIVE:
-                self.rows[memory.id] = memory
-                self.tokens[memory.id] = retrieval.tokenize(memory.content)
-            else:
-                self.rows.pop(memory.id, None)
-                self.tokens.pop(memory.id, None)
+            for memory in Memory.objects.filter(scope=self.scope, revision__gt=self.generation):
+                self._pending[memory.id] = memory if memory.status == Memory.Status.ACTIVE else None
         self.generation, self.epoch = generation, epoch
-        self._dirty = True
 
     def arrays(self) -> None:
-        if not self._dirty:
+        if self._rebuild is None and not self._pending:
             return
-        rows = list(self.rows.values())
-        self.memories = rows
-        n = len(rows)
-        self.ids = [m.id for m in rows]
         self.derived = {}
+        if self._rebuild is None:
+            limit = max(256, (self.n - self.retired) // 10)
+            if self.retired + len(self._pending) + self.keyword.added > limit or not self._patch():
+                live = {m.id: m for i, m in enumerate(self.memories) if self.alive[i]}
+                for key, memory in self._pending.items():
+                    if memory is None:
+                        live.pop(key, None)
+                    else:
+                        live[key] = memory
+                self._rebuild = list(live.values())
+        if self._rebuild is not None:
+            self._build(self._rebuild)
+        self._rebuild = None
+        self._pending = {}
+        self.nbytes = int(self._vectors.nbytes) + self.n * ROW_BYTES
+
+    def _build(self, rows: list[Memory]) -> None:
+        n = len(rows)
+        self.n, self.retired = n, 0
+        self.memories = list(rows)
+        self.ids = [m.id for m in rows]
+        self.pos = {m.id: i for i, m in enumerate(rows)}
         # Only vectors of the query model's width compare with a query; a scope may also hold
         # rows a LangGraph store embedded with its own model, or as several vectors.
-        dims = get_embedder().dim if any(m.embedding for m in rows) else None
-        width = (dims or 1) * 4
+        self.dims = get_embedder().dim if any(m.embedding for m in rows) else 1
+        width = self.dims * 4
         zero = bytes(width)
         # One join and one frombuffer instead of a row copy per memory; a missing or odd-sized
-        # embedding is a zero row (no similarity), as before.
+        # embedding is a zero row (no similarity), as before. Room for writes to come.
         blob = b"".join(
             bytes(m.embedding) if m.embedding and len(m.embedding) == width else zero for m in rows
         )
-        self.vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(n, dims or 1)
+        capacity = max(16, n + n // 8)
+        self._vectors = np.zeros((capacity, self.dims), np.float32)
+        self._vectors[:n] = np.frombuffer(blob, dtype="<f4").reshape(n, self.dims)
         self.namespaces = sorted({m.namespace for m in rows})
-        ns_codes = {ns: i for i, ns in enumerate(self.namespaces)}
-        self.ns_code = np.fromiter((ns_codes[m.namespace] for m in rows), np.int32, n)
-        self.type_code = np.fromiter((_TYPE_CODES.get(m.type, -1) for m in rows), np.int16, n)
-        # Persona as a code per row (-1: global), so the persona filter is one comparison.
+        self._ns_codes = {ns: i for i, ns in enumerate(self.namespaces)}
         self.persona_codes: dict[str, int] = {}
-        self.persona_code = np.fromiter(
-            (
-                -1
-                if m.persona is None
-                else self.persona_codes.setdefault(m.persona, len(self.persona_codes))
-                for m in rows
-            ),
-            np.int32,
-            n,
-        )
-        self.confirmed = np.fromiter((m.confirmed for m in rows), bool, n)
-        self.pinned = np.fromiter((m.pinned for m in rows), bool, n)
-        self.importance = np.fromiter((m.importance for m in rows), np.float32, n)
-        self.updated = np.fromiter((m.updated_at.timestamp() for m in rows), np.float64, n)
-        self.created = np.fromiter((m.created_at.timestamp() for m in rows), np.float64, n)
-        self.expires = np.fromiter(
-            (m.expires_at.timestamp() if m.expires_at else math.inf for m in rows), np.float64, n
-        )
+        self._columns = {
+            "ns_code": np.zeros(capacity, np.int32),
+            "type_code": np.zeros(capacity, np.int16),
+            "persona_code": np.zeros(capacity, np.int32),
+            "confirmed": np.zeros(capacity, bool),
+            "pinned": np.zeros(capacity, bool),
+            "importance": np.zeros(capacity, np.float32),
+            "updated": np.zeros(capacity, np.float64),
+            "created": np.zeros(capacity, np.float64),
+            "expires": np.zeros(capacity, np.float64),
+            "alive": np.zeros(capacity, bool),
+        }
+        values = [self._row_values(m) for m in rows]
+        for name, column in self._columns.items():
+            column[:n] = np.fromiter((v[name] for v in values), column.dtype, n)
         self.by_entity: dict[str, list[int]] = defaultdict(list)
         for i, m in enumerate(rows):
             for ref in m.entity_refs:
                 self.by_entity[ref].append(i)
-        self.keyword = retrieval.BM25Index([self.tokens[m.id] for m in rows])
-        self._dirty = False
+        self.keyword = _Keywords([retrieval.tokenize(m.content) for m in rows])
+        self._views()
+
+    def _row_values(self, m: Memory) -> dict:
+        persona = (
+            -1
+            if m.persona is None
+            else self.persona_codes.setdefault(m.persona, len(self.persona_codes))
+        )
+        namespace = self._ns_codes.get(m.namespace)
+        if namespace is None:
+            namespace = self._ns_codes[m.namespace] = len(self.namespaces)
+            self.namespaces.append(m.namespace)
+        return {
+            "ns_code": namespace,
+            "type_code": _TYPE_CODES.get(m.type, -1),
+            "persona_code": persona,
+            "confirmed": m.confirmed,
+            "pinned": m.pinned,
+            "importance": m.importance,
+            "updated": m.updated_at.timestamp(),
+            "created": m.created_at.timestamp(),
+            "expires": m.expires_at.timestamp() if m.expires_at else math.inf,
+            "alive": True,
+        }
+
+    def _views(self) -> None:
+        n = self.n
+        self.vectors = self._vectors[:n]
+        for name, column in self._columns.items():
+            setattr(self, name, column[:n])
+
+    def _patch(self) -> bool:
+        """Apply the pending rows in place; False when only a rebuild will do."""
+        width = self.dims * 4
+        for memory in self._pending.values():
+            if memory is not None and memory.embedding and len(memory.embedding) != width:
+                return False  # a first embedding, or another model's width
+        for key, memory in self._pending.items():
+            slot = self.pos.pop(key, None)
+            if slot is not None:
+                # Retired: never live again (an infinite past expiry), its slot reused by none.
+                self._columns["alive"][slot] = False
+                self._columns["expires"][slot] = -math.inf
+                self.retired += 1
+            if memory is None:
+                continue
+            i = self.n
+            if i == len(self._vectors):
+                grown = max(16, i * 2)
+                self._vectors = np.resize(self._vectors, (grown, self.dims))
+                for name in self._columns:
+                    self._columns[name] = np.resize(self._columns[name], grown)
+            self._vectors[i] = (
+                np.frombuffer(bytes(memory.embedding), dtype="<f4") if memory.embedding else 0.0
+            )
+            for name, value in self._row_values(memory).items():
+                self._columns[name][i] = value
+            for ref in memory.entity_refs:
+                self.by_entity[ref].append(i)
+            self.keyword.add(retrieval.tokenize(memory.content))
+            self.memories.append(memory)
+            self.ids.append(memory.id)
+            self.pos[memory.id] = i
+            self.n += 1
+        self._views()
+        return True
 
 
 _copies: "OrderedDict[str, _ScopeCopy]" = OrderedDict()
 _copies_lock = threading.Lock()
+
+
+def _budget_bytes() -> int:
+    return settings.CLARA_SEARCH_MEMORY_MB * 1024 * 1024
 
 
 def _copy_for(scope: str) -> _ScopeCopy:
@@ -173,8 +295,6 @@ def _copy_for(scope: str) -> _ScopeCopy:
         copy = _copies.get(scope)
         if copy is None:
             copy = _copies[scope] = _ScopeCopy(scope)
-            while len(_copies) > CACHE_SCOPES:
-                _copies.popitem(last=False)
         _copies.move_to_end(scope)
     copy.lock.acquire()
     try:
@@ -183,13 +303,42 @@ def _copy_for(scope: str) -> _ScopeCopy:
     except BaseException:
         copy.lock.release()
         raise
+    _evict(keep=scope)
     return copy
+
+
+def _evict(*, keep: str) -> None:
+    """Least recently searched scopes out until the copies fit the budget (the one in use
+    stays, however large: a search never fails for want of memory)."""
+    budget = _budget_bytes()
+    with _copies_lock:
+        total = sum(c.nbytes for c in _copies.values())
+        while total > budget and len(_copies) > 1:
+            scope, oldest = next(iter(_copies.items()))
+            if scope == keep:
+                _copies.move_to_end(scope)
+                continue
+            del _copies[scope]
+            total -= oldest.nbytes
+
+
+def cache_stats() -> dict:
+    """What this process holds: scopes, rows and estimated bytes against the budget."""
+    with _copies_lock:
+        copies = list(_copies.values())
+    return {
+        "scopes": len(copies),
+        "rows": sum(c.n - c.retired for c in copies),
+        "bytes": sum(c.nbytes for c in copies),
+        "budget_bytes": _budget_bytes(),
+    }
 
 
 @contextmanager
 def scope_copy(scope: str) -> Iterator[_ScopeCopy]:
     """A scope's live rows as this process holds them, brought up to date, for another ranking
-    over the same rows (memory/langgraph_store.py). Locked while in use: read, don't change."""
+    over the same rows (memory/langgraph_store.py). Locked while in use: read, don't change.
+    Slots with `alive` false are retired rows: masks built on `expires` leave them out."""
     copy = _copy_for(scope)
     try:
         yield copy

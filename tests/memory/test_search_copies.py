@@ -1,0 +1,117 @@
+"""Long-term search's in-process copies: a write patches the copy (no rebuild) and the patched
+copy ranks as a freshly built one does; the copies stay within the process's memory budget."""
+
+import pytest
+from django.utils import timezone
+
+from memory.facts import search, store
+from memory.models import Person
+
+pytestmark = pytest.mark.django_db
+
+FACTS = [
+    ("garden", "Margaret grows roses and tomatoes in her garden"),
+    ("daughter", "Her daughter Sarah visits on Sundays"),
+    ("music", "She loves Vera Lynn and sings along to wartime songs"),
+    ("tea", "She takes her tea with milk and one sugar"),
+    ("dog", "She had a collie called Bess as a girl"),
+]
+
+
+def _person(name="Margaret") -> Person:
+    now = timezone.now()
+    return Person.objects.create(display_name=name, created_at=now, last_active_at=now)
+
+
+def _put(person, key, content, **extra):
+    return store.memory_upsert(
+        namespace=store.person_namespace(person.id, "facts"), key=key, content=content, **extra
+    )
+
+
+def _ids(person, query):
+    hits = search.memory_search(prefix=store.person_namespace(person.id), query=query).hits
+    return [hit.memory.id for hit in hits]
+
+
+@pytest.fixture
+def person(db):
+    search.clear_cache()
+    person = _person()
+    for key, content in FACTS:
+        _put(person, key, content)
+    yield person
+    search.clear_cache()
+
+
+def _copy(person):
+    return search._copies[store.SEP.join(store.person_namespace(person.id))]
+
+
+def test_a_write_patches_the_copy_instead_of_rebuilding_it(person):
+    _ids(person, "garden")
+    copy = _copy(person)
+    keyword_index = copy.keyword.base
+
+    added = _put(person, "choir", "She sang in the church choir for forty years")
+    found = _ids(person, "church choir")
+
+    assert found[0] == added.memory.id
+    assert _copy(person) is copy
+    assert copy.keyword.base is keyword_index  # patched: the index was not rebuilt
+    assert copy.keyword.added == 1
+
+
+def test_a_changed_fact_replaces_its_old_version_in_the_copy(person):
+    _ids(person, "tea")
+    _put(person, "tea", "She now drinks her tea black, no sugar")
+
+    hits = search.memory_search(prefix=store.person_namespace(person.id), query="tea sugar").hits
+    contents = [hit.memory.content for hit in hits]
+
+    assert "She now drinks her tea black, no sugar" in contents
+    assert "She takes her tea with milk and one sugar" not in contents
+    assert _copy(person).retired == 1
+
+
+def test_a_forgotten_fact_leaves_the_copy(person):
+    _ids(person, "dog")
+    dog = next(m for m in store.memory_list_for_person(person.id) if "Bess" in m.content)
+    store.memory_forget(dog.id)
+
+    assert dog.id not in _ids(person, "collie Bess dog")
+
+
+@pytest.mark.parametrize("query", ["garden roses", "Sarah Sunday visit", "songs", "choir", "tea"])
+def test_a_patched_copy_ranks_as_a_fresh_one(person, query):
+    _ids(person, "warm up")
+    _put(person, "choir", "She sang in the church choir for forty years")
+    _put(person, "garden", "Margaret grows roses, sweet peas and tomatoes in her garden")
+    _put(person, "walks", "She walks to the garden centre with Sarah")
+    patched = _ids(person, query)
+    assert _copy(person).keyword.added == 3
+
+    search.clear_cache()
+    fresh = _ids(person, query)
+
+    assert patched == fresh
+
+
+def test_copies_stay_within_the_memory_budget(person, settings):
+    others = [_person(f"Person {i}") for i in range(3)]
+    for other in others:
+        _put(other, "garden", "Grows roses")
+    settings.CLARA_SEARCH_MEMORY_MB = 0  # only the scope being searched is kept
+
+    for other in others:
+        _ids(other, "roses")
+        assert search.cache_stats()["scopes"] == 1
+    # A scope that was dropped loads again when searched.
+    assert _ids(person, "roses garden")
+
+    settings.CLARA_SEARCH_MEMORY_MB = 64
+    for other in others:
+        _ids(other, "roses")
+    stats = search.cache_stats()
+    assert stats["scopes"] == 4  # the three and the one searched before
+    assert 0 < stats["bytes"] <= stats["budget_bytes"]
