@@ -54,7 +54,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DIR = ROOT / "data" / "bench"
+# The databases (1M messages is about 1 GB) can live outside the checkout: CLARA_BENCH_DIR=/path.
+BENCH_DIR = Path(os.environ.get("CLARA_BENCH_DIR") or ROOT / "data" / "bench").resolve()
 RESULTS_DIR = ROOT / "bench" / "results"
 GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
 
@@ -1214,6 +1215,9 @@ class HttpClient:
             "Authorization": f"Bearer {key}",
             "Content-Type": "application/json",
             "Connection": "keep-alive",
+            # As the TLS-terminating proxy in front of production says: the request was HTTPS.
+            # Without it the production settings answer 301 (SECURE_SSL_REDIRECT).
+            "X-Forwarded-Proto": "https",
         }
         self.connects = 0
         self.requests = 0
@@ -1257,6 +1261,9 @@ def start_gunicorn(database: Path, size: int) -> tuple[subprocess.Popen, int, Pa
             "DATABASE_URL": f"sqlite:///{database}",
             "CLARA_RECOVERY_LOG": str(BENCH_DIR / "recovery-bench.jsonl"),
             "LOG_LEVEL": "WARNING",
+            # Production settings behind a trusted proxy: SECURE_SSL_REDIRECT stays on and the
+            # proxy's X-Forwarded-Proto (sent by HttpClient) says the request came over HTTPS.
+            "SECURE_PROXY_SSL_HEADER": "1",
         }
     )
     log_path = BENCH_DIR / f"gunicorn-{size}.log"
@@ -1402,12 +1409,12 @@ def run_child(args) -> None:
     result: dict = {"size": size}
     remove_sqlite(work)
     if pristine_is_valid(pristine, size):
-        log(f"{size:,}: reusing {pristine.relative_to(ROOT)}")
+        log(f"{size:,}: reusing {pristine}")
         shutil.copyfile(pristine, work)
         call_command("migrate", verbosity=0)
         result["population"] = {"reused": True}
     else:
-        log(f"{size:,}: building {pristine.relative_to(ROOT)} (raw executemany, one transaction)")
+        log(f"{size:,}: building {pristine} (raw executemany, one transaction)")
         remove_sqlite(pristine)
         call_command("migrate", verbosity=0)
         connection.close()
