@@ -81,12 +81,12 @@ def _told_themes(narrative_ids: list[str]) -> list[str]:
 def _anchor_texts(query: MemoryQueryResult) -> list[str]:
     """The session's latest ANCHOR_MESSAGES texts, oldest first: the ones the memory query
     already read and decrypted, and only the older ones read here."""
-    latest = [m.content for m in query.latest][-ANCHOR_MESSAGES:]
+    latest = [text for _role, text, _sequence in query.latest][-ANCHOR_MESSAGES:]
     if len(query.latest) < WINDOW_DISTRESSED or len(latest) >= ANCHOR_MESSAGES:
         return latest  # the query read the whole session, or enough of it
     older = texts_before(
         session_id=query.session.id,
-        sequence_number=query.latest[0].sequence_number,
+        sequence_number=query.latest[0][2],
         limit=ANCHOR_MESSAGES - len(latest),
     )
     return older + latest

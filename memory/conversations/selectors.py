@@ -97,7 +97,8 @@ class MemoryQueryResult:
     # The session's latest messages as read (up to WINDOW_DISTRESSED, oldest first), whatever
     # the window: the turn's context looks for anchors in them without reading them again.
     # Never serialised.
-    latest: tuple[WindowMessage, ...] = field(default=(), compare=False, repr=False)
+    # (role, text, sequence_number) each.
+    latest: tuple[tuple[str, str, int], ...] = field(default=(), compare=False, repr=False)
 
 
 def session_get(*, session_id: uuid.UUID, organisation_id: uuid.UUID | None = None) -> Session:
@@ -321,7 +322,7 @@ def memory_query(
         last_answer=last_answer,
         recent_escalation=recent_escalation,
         meaning=meaning,
-        latest=tuple(WindowMessage(role, text, sequence) for role, text, sequence, _id in latest),
+        latest=tuple((role, text, sequence) for role, text, sequence, _id in latest),
     )
 
 
