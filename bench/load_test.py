@@ -6,7 +6,8 @@
     .venv/bin/python bench/load_test.py --url http://host:8000 --key clara_...  # a running server
 
 Unless --url is given it deploys the Procfile's shape on this machine: a fresh PostgreSQL
-database (--database-url; dropped and created, then migrated), the Procfile's `web` line
+database (--database-url; dropped and created, then migrated) or SQLite file
+(--database-url sqlite:////abs/path/clara_load.sqlite3; deleted, then migrated), the Procfile's `web` line
 (gunicorn, WEB_CONCURRENCY processes x WEB_THREADS threads) with DEBUG off and Redis as broker,
 cache and rate-limit store, and one Procfile `worker` (the write path enqueues a rolling summary
 every fourth turn). This process is the second one: it drives the bot flow over HTTP.
@@ -148,6 +149,15 @@ class Deployment:
         import psycopg
 
         target = urlsplit(self.args.database_url)
+        if target.scheme == "sqlite":
+            # sqlite:////abs/path/clara_*.sqlite3: the file (and its WAL) removed, then migrated.
+            path = Path(target.path[1:] if target.path.startswith("//") else target.path)
+            if not path.name.startswith("clara_"):
+                raise SystemExit("--database-url must name a file starting with clara_ (deleted).")
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return
         name = target.path.lstrip("/")
         if not name.startswith("clara_"):
             raise SystemExit("--database-url must name a database starting with clara_ (dropped).")

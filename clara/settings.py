@@ -293,11 +293,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # --- Cache and bot API limits ----------------------------------------------------------------
-# The cache holds the per-key rate-limit counters, so every web process must see the same one.
-# With REDIS_URL: Redis (INCR is atomic, shared by every machine). Without it: files under
-# data/cache, shared by the processes of one machine (the same reach as the embedded broker), with
-# the counters updated under a file lock. Not the database cache: on SQLite each API request
-# would then take the single write lock that exchanges need.
+# With REDIS_URL the per-key rate-limit counters live in this cache (Redis: INCR is atomic, shared
+# by every machine). Without it: files under data/cache, and the counters in a small locked file
+# per key under data/ratelimit (clara/ratelimit.py), shared by the processes of one machine (the
+# same reach as the embedded broker). Not the database cache: on SQLite each API request would
+# then take the single write lock that exchanges need.
 if REDIS_URL:
     CACHES = {
         "default": {

@@ -2,6 +2,7 @@
 
 import json
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -249,3 +250,23 @@ def test_the_admin_lists_keys_with_their_last_use_and_revoking_stops_one(api, st
     )
 
     assert api.post("/api/v1/sessions", {}).status_code == 401
+
+
+def test_concurrent_requests_never_overshoot_the_limit():
+    # Without Redis the counter is a record in a file, read and rewritten under a lock: requests
+    # racing from many threads (each its own open file, as separate processes would have) must
+    # neither lose an increment nor let more through than the limit.
+    client_id = f"test:{uuid.uuid4()}"
+    now = 6000.0 + 30
+
+    def burst() -> int:
+        return sum(ratelimit.hit(client_id=client_id, limit=50, now=now).allowed for _ in range(20))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        allowed = sum(pool.map(lambda _: burst(), range(8)))
+
+    assert allowed == 50
+    # A second into the next window 59/60 of this window's 50 still count (49.2 + 1 > 50); half
+    # a window in, half of them do (25 + 1), which would be 80 + 1 had the refusals counted.
+    assert ratelimit.hit(client_id=client_id, limit=50, now=now + 31).allowed is False
+    assert ratelimit.hit(client_id=client_id, limit=50, now=now + 60).allowed is True

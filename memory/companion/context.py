@@ -16,8 +16,13 @@ from memory.companion import prompt as context
 from memory.companion.models import Narrative
 from memory.conversations import escalation as escalation_detector
 from memory.conversations.emotion import EmotionReading
-from memory.conversations.models import ChatMessage, MemoryPolicy, Trajectory
-from memory.conversations.selectors import MemoryQueryResult, memory_query
+from memory.conversations.models import MemoryPolicy, Trajectory
+from memory.conversations.selectors import (
+    WINDOW_DISTRESSED,
+    MemoryQueryResult,
+    memory_query,
+    texts_before,
+)
 from memory.core.person import CaregiverContext
 from memory.facts import search
 
@@ -65,14 +70,26 @@ def _answer_helps(query: MemoryQueryResult) -> bool:
 def _told_themes(narrative_ids: list[str]) -> list[str]:
     if not narrative_ids:
         return []
-    tags_by_id = dict(
-        Narrative.objects.filter(id__in=narrative_ids).values_list("id", "theme_tags")
-    )
+    tags_by_id = narratives.theme_tags_of(narrative_ids)
     themes: dict[str, None] = {}
     for narrative_id in narrative_ids:
         for tag in tags_by_id.get(narrative_id) or []:
             themes.setdefault(tag, None)
     return list(themes)
+
+
+def _anchor_texts(query: MemoryQueryResult) -> list[str]:
+    """The session's latest ANCHOR_MESSAGES texts, oldest first: the ones the memory query
+    already read and decrypted, and only the older ones read here."""
+    latest = [text for _role, text, _sequence in query.latest][-ANCHOR_MESSAGES:]
+    if len(query.latest) < WINDOW_DISTRESSED or len(latest) >= ANCHOR_MESSAGES:
+        return latest  # the query read the whole session, or enough of it
+    older = texts_before(
+        session_id=query.session.id,
+        sequence_number=query.latest[0][2],
+        limit=ANCHOR_MESSAGES - len(latest),
+    )
+    return older + latest
 
 
 def confirmed_facts_for(
@@ -136,11 +153,7 @@ def context_build(
             last_answer=query.last_answer,
             answer_helped=helping,
         )
-    recent_texts = list(
-        ChatMessage.objects.filter(session_id=session.id)
-        .order_by("-sequence_number")
-        .values_list("content", flat=True)[:ANCHOR_MESSAGES]
-    )[::-1]
+    recent_texts = _anchor_texts(query)
     feelings = [
         context.Feeling(record.emotion, record.distress_score, record.trajectory)
         for record in query.emotion_history

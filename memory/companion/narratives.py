@@ -393,6 +393,19 @@ def _library() -> list[_Candidate]:
     return library
 
 
+def theme_tags_of(narrative_ids: Collection[str]) -> dict[str, list[str]]:
+    """The theme tags of these narratives, by id: the shared library's from memory (`_library`),
+    only the others (the person's own, retired ones) read from the database."""
+    if not narrative_ids:
+        return {}
+    wanted = set(narrative_ids)
+    found = {c.id: c.theme_tags for c in _library() if c.id in wanted}
+    missing = wanted - found.keys()
+    if missing:
+        found.update(Narrative.objects.filter(id__in=missing).values_list("id", "theme_tags"))
+    return found
+
+
 # Hand-written because the ORM took longer to build and read this query than the database took
 # to run it. Plain SQL that SQLite and PostgreSQL both run; table and column names are the
 # models' db_table and columns. The inner SELECT takes the person's latest usages through their

@@ -141,6 +141,13 @@ class MessageMeaning:
     def word_classes(self) -> np.ndarray:
         return np.array([w.classes for w in self.words], dtype=np.int64)
 
+    @cached_property
+    def verdicts(self) -> dict:
+        """Verdicts of comparisons of this (current) message with stored ones, kept by the caller
+        (memory/conversations/repeats.py): the exchange write after a /context call compares the
+        same message with the same rows again."""
+        return {}
+
 
 _CLASS_BITS = {name: 1 << i for i, name in enumerate([*lexicon.CLASSES, "name"])}
 _NAME_BIT = _CLASS_BITS["name"]

@@ -29,6 +29,7 @@ fingerprint, compared under every configured key, still finds the same words).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import threading
@@ -49,6 +50,8 @@ logger = logging.getLogger(__name__)
 # Stored meanings decoded and kept per process (by ciphertext): a session's earlier messages
 # are compared on every turn, and a decoded meaning keeps the arrays `compare` builds once.
 DECODED_CACHE_SIZE = 2048
+# Verdicts kept per analysed message (a session's rows; more only for a very long session).
+VERDICTS_PER_MESSAGE = 256
 
 
 class _Lru:
@@ -186,6 +189,7 @@ def repeat_flags(
     whether this message repeats it. `variants` are the message's `repetition.stored_variants`.
     """
     floor = cosine_floor()
+    verdicts = meaning.verdicts if meaning is not None else {}
     flags = []
     for fingerprint, earlier_type, stored in earlier:
         by_words = any(
@@ -197,15 +201,27 @@ def repeat_flags(
             )
             for variant in variants
         )
-        earlier_meaning = from_db(stored) if meaning is not None else None
-        if earlier_meaning is None:
+        if meaning is None or stored is None:
             flags.append(by_words)
-        elif not by_words and float(earlier_meaning.vector @ meaning.vector) < floor:
-            flags.append(False)  # too far apart to mean the same: no need to compare words
-        else:
-            flags.append(
-                meaning_rule.is_repeat(earlier_meaning, meaning, fingerprint_match=by_words)
-            )
+            continue
+        # The same message against the same stored row gets the same verdict: /context and the
+        # exchange write of one turn compare the same pairs (the message's meaning object is
+        # shared through the analysis cache).
+        key = (hashlib.blake2b(stored, digest_size=16).digest(), by_words)
+        verdict = verdicts.get(key)
+        if verdict is None:
+            earlier_meaning = from_db(stored)
+            if earlier_meaning is None:
+                verdict = by_words
+            elif not by_words and float(earlier_meaning.vector @ meaning.vector) < floor:
+                verdict = False  # too far apart to mean the same: no need to compare words
+            else:
+                verdict = meaning_rule.is_repeat(
+                    earlier_meaning, meaning, fingerprint_match=by_words
+                )
+            if len(verdicts) < VERDICTS_PER_MESSAGE:
+                verdicts[key] = verdict
+        flags.append(verdict)
     return flags
 
 

@@ -94,6 +94,11 @@ class MemoryQueryResult:
     recent_escalation: bool = False
     # The meaning of this message, when analysed (the exchange write reuses it).
     meaning: repeats.MessageMeaning | None = field(default=None, compare=False, repr=False)
+    # The session's latest messages as read (up to WINDOW_DISTRESSED, oldest first), whatever
+    # the window: the turn's context looks for anchors in them without reading them again.
+    # Never serialised.
+    # (role, text, sequence_number) each.
+    latest: tuple[tuple[str, str, int], ...] = field(default=(), compare=False, repr=False)
 
 
 def session_get(*, session_id: uuid.UUID, organisation_id: uuid.UUID | None = None) -> Session:
@@ -278,13 +283,15 @@ def memory_query(
         )
         stored_meanings = {}
         if meaning is not None:
-            stored_meanings = {storage.from_db_uuid(row[3]): row[2] for row in earlier}
+            # Keyed by the ids as the database gives them (the same column type on both sides):
+            # no UUID objects to build for every earlier row.
+            stored_meanings = {row[3]: row[2] for row in earlier}
         window = [
             WindowMessage(
                 role,
                 text,
                 sequence,
-                repeats.from_db(stored_meanings.get(storage.from_db_uuid(message_id))),
+                repeats.from_db(stored_meanings.get(message_id)),
             )
             for role, text, sequence, message_id in (latest[-size:] if size else [])
         ]
@@ -315,7 +322,20 @@ def memory_query(
         last_answer=last_answer,
         recent_escalation=recent_escalation,
         meaning=meaning,
+        latest=tuple((role, text, sequence) for role, text, sequence, _id in latest),
     )
+
+
+def texts_before(*, session_id: uuid.UUID, sequence_number: int, limit: int) -> list[str]:
+    """The texts of the `limit` messages of a session before `sequence_number`, oldest first
+    (the caller has already resolved the session for its organisation)."""
+    if limit <= 0:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            storage.SESSION_TEXTS_BEFORE, [storage.db_uuid(session_id), sequence_number, limit]
+        )
+        return [storage.from_db_encrypted(content) for (content,) in reversed(cursor.fetchall())]
 
 
 def messages_list(

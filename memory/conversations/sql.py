@@ -97,6 +97,10 @@ SESSION_RECENT_DISTRESS = """
 SESSION_WINDOW = """
     SELECT role, content, sequence_number, id FROM chat_messages
     WHERE session_id = %s ORDER BY sequence_number DESC LIMIT %s"""
+# idx_messages_session_seq: older messages than the window read above. [encrypted] content
+SESSION_TEXTS_BEFORE = """
+    SELECT content FROM chat_messages
+    WHERE session_id = %s AND sequence_number < %s ORDER BY sequence_number DESC LIMIT %s"""
 # idx_emotions_user_time: the person's usual distress, from their latest readings in other
 # sessions up to this turn (the first turns of a session have too little history of their own).
 PERSON_BASELINE_DISTRESS = """

@@ -584,3 +584,23 @@ def test_a_replayed_turn_counts_other_sessions_as_of_its_own_time(api):
 
     assert as_of_then["analysis"]["cross_session_repeat_count"] == 1
     assert as_of_now["analysis"]["cross_session_repeat_count"] == 0
+
+
+@pytest.mark.django_db
+def test_anchors_reach_back_forty_messages_and_no_further(api):
+    # The turn looks for anchors in the session's latest 40 messages: the 16 the memory query
+    # reads anyway, and the older ones read for the purpose.
+    session_id = uuid.uuid4()
+    _exchange(session_id, "My sister Agnes used to sing.")  # messages 1-2: beyond the 40
+    _exchange(session_id, "Today Margaret brought flowers.")  # messages 3-4: within them
+    for i in range(17):  # messages 5-38, all without a name in them
+        _exchange(session_id, f"It is quiet now, number {i}.", "Yes, nice and quiet.")
+    _exchange(session_id, "Shall we have a cup of tea?", "That would be lovely.")  # 39-40
+    _exchange(session_id, "It is quiet now.", "Yes, nice and quiet.")  # 41-42
+
+    prompt = api.post(
+        f"/api/v1/sessions/{session_id}/context", {"message": "Is it still morning?"}
+    ).json()["system_prompt"]
+
+    assert "Margaret" in prompt
+    assert "Agnes" not in prompt

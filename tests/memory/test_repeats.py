@@ -132,6 +132,23 @@ def test_a_turn_analyses_its_own_message_once_and_never_the_history(api, analyse
     assert latest_record(session_id).repeat_count == 1
 
 
+def test_the_write_after_context_compares_no_pair_again(api, monkeypatch):
+    session_id = uuid.uuid4()
+    for line in [COAT, "Where's my scarf?", "Is my coat by the door?"]:
+        talk(session_id, line)
+    compared = []
+    real = meaning.compare
+    monkeypatch.setattr(meaning, "compare", lambda *a: compared.append(a) or real(*a))
+
+    body = api.post(f"/api/v1/sessions/{session_id}/context", {"message": JACKET}).json()
+    at_context = len(compared)
+    talk(session_id, JACKET)
+
+    assert at_context > 0  # the turn compared the message with the session's rows
+    assert len(compared) == at_context  # the write reused those verdicts
+    assert latest_record(session_id).repeat_count == body["analysis"]["repeat_count"] >= 1
+
+
 def test_the_first_message_of_a_session_is_analysed_by_the_write(api, analysed):
     session_id = uuid.uuid4()
     services.session_resolve(session_id=session_id)
