@@ -55,7 +55,14 @@ ROUTES = {
     "erase:post": ("post", ADMIN),
 }
 # Pages about no one in particular (the organisation's audit has its own tests below).
-PUBLIC_OR_OWN = {"login", "logout", "people", "organisation_audit"}
+PUBLIC_OR_OWN = {
+    "login",
+    "logout",
+    "two_factor",
+    "two_factor_setup",
+    "people",
+    "organisation_audit",
+}
 
 
 def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
