@@ -77,11 +77,14 @@ def get_person_for(
     need: Need = Need.VIEW,
     action: AuditAction | str,
     object_id: str = "",
+    audit_allowed: bool = True,
 ) -> Access:
     """The person, if `user` is in their care team with what `need` asks; audits the access.
 
     Raises Http404 for outsiders (and anonymous users), PermissionDenied (403) for members
-    without the right. Side effect: one AuditEvent row, allowed or refused.
+    without the right. Side effect: one AuditEvent row, allowed or refused; with
+    `audit_allowed=False` only a refusal is written here, and the caller writes the row once it
+    knows the outcome (an erasure: done, or refused for a wrong confirmation).
     """
     if user is None or not user.is_authenticated:
         raise Http404("No such person.")
@@ -101,6 +104,8 @@ def get_person_for(
             organisation_id=organisation_id,
         )
         raise PermissionDenied("Your role in this care team does not allow this.")
+    if not audit_allowed:
+        return Access(person=membership.person, membership=membership)
     audit_record(
         user=user,
         person_id=person_id,

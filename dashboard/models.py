@@ -80,6 +80,8 @@ class AuditAction(models.TextChoices):
     EDIT_TEAM = "edit_team", "changed the care team"
     VIEW_ERASE = "view_erase", "opened the erase page"
     ERASE = "erase", "erased the person"
+    # Allowed to erase, but the typed name did not match: nothing was erased (allowed=False).
+    ERASE_UNCONFIRMED = "erase_unconfirmed", "tried to erase, wrong confirmation"
 
 
 class AuditEvent(models.Model):

@@ -1,13 +1,16 @@
 """Writes of the dashboard: alert states and the care team. Each is one transaction.
 
-Audit rows are written by dashboard.access before a view calls any of these.
+Audit rows are written by dashboard.access before a view calls any of these, except an
+erasure's, written here with its outcome.
 """
 
 import uuid
 
 from django.db import transaction
 
-from dashboard.models import CareRole, CareTeamMembership
+from dashboard.access import Access, audit_record
+from dashboard.models import AuditAction, CareRole, CareTeamMembership
+from memory import privacy
 from memory.core.person import CaregiverContext
 from memory.facts import store
 from memory.insights import alerts
@@ -135,3 +138,30 @@ def routine_add(*, person: Person, routine: str, user) -> Memory:
         confirmed=True,
         confirmed_by=user,
     ).memory
+
+
+def person_erase_audited(*, access: Access, user) -> None:
+    """Erase the person, with its audit row, in one transaction: the row exists iff it happened.
+
+    The row is written first, naming the person; erasure then sets its person to null (the row
+    keeps who, what and when, and the organisation whose audit shows it).
+    """
+    with transaction.atomic():
+        audit_record(
+            user=user,
+            person_id=access.person.id,
+            action=AuditAction.ERASE,
+            organisation_id=access.person.organisation_id,
+        )
+        privacy.person_erase(access.person.id)
+
+
+def erase_refused_audit(*, access: Access, user) -> None:
+    """An erasure the admin asked for with the wrong name typed: nothing erased, one row."""
+    audit_record(
+        user=user,
+        person_id=access.person.id,
+        action=AuditAction.ERASE_UNCONFIRMED,
+        allowed=False,
+        organisation_id=access.person.organisation_id,
+    )

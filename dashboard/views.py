@@ -721,16 +721,19 @@ def erase(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         person_id,
         need=Need.ADMIN,
         action=AuditAction.ERASE if posting else AuditAction.VIEW_ERASE,
+        # A POST's row is written below, with its outcome.
+        audit_allowed=not posting,
     )
     form = EraseForm(request.POST if posting else None)
     expected = _erase_name(access)
     if posting:
         if form.is_valid() and form.cleaned_data["confirm_name"].casefold() == expected.casefold():
-            privacy.person_erase(access.person.id)
+            services.person_erase_audited(access=access, user=request.user)
             messages.success(
                 request, f"{expected} and everything Clara knew about them are erased."
             )
             return redirect("dashboard:people")
+        services.erase_refused_audit(access=access, user=request.user)
         form.add_error("confirm_name", f"Type {expected} exactly to erase.")
     status = 400 if posting else 200
     return _render(
