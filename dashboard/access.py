@@ -24,6 +24,9 @@ class Need(StrEnum):
     VIEW = "view"  # summaries, trends, alerts, profile, memories: every member
     TRANSCRIPTS = "transcripts"  # full conversations: members granted it
     ADMIN = "admin"  # the team, exports, erasure: the team admin
+    # Saying what is true (confirm, pin, accept a suggestion, agreed answers): admin and staff.
+    # Family suggest; Clara would state a confirmed fact to the person as true.
+    CONFIRM = "confirm"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class Access:
     def is_admin(self) -> bool:
         return self.membership.role == CareRole.ADMIN
 
+    @property
+    def may_confirm(self) -> bool:
+        return allows(self.membership, Need.CONFIRM)
+
 
 def allows(membership: CareTeamMembership, need: Need) -> bool:
     """Whether this membership may do what `need` asks."""
@@ -46,6 +53,8 @@ def allows(membership: CareTeamMembership, need: Need) -> bool:
         return membership.can_see_transcripts
     if need == Need.ADMIN:
         return membership.role == CareRole.ADMIN
+    if need == Need.CONFIRM:
+        return membership.role in (CareRole.ADMIN, CareRole.STAFF)
     return True
 
 

@@ -9,7 +9,7 @@ import uuid
 from django.db import transaction
 
 from dashboard.access import Access, audit_record
-from dashboard.models import AuditAction, CareRole, CareTeamMembership
+from dashboard.models import AuditAction, CareRole, CareTeamMembership, FactSuggestion
 from memory import privacy
 from memory.core.person import CaregiverContext
 from memory.facts import store
@@ -96,7 +96,9 @@ def profile_update(*, person: Person, changes: dict) -> Person:
     return person
 
 
-def person_in_life_add(*, person: Person, name: str, relation: str, note: str, user) -> Memory:
+def person_in_life_add(
+    *, person: Person, name: str, relation: str, note: str, user, confirmed: bool = True
+) -> Memory:
     """Remember someone in the person's life, as caregivers said it: confirmed, from the team.
 
     Same identity as the fact extractor's ("people|person:<slug>|relationship"), so a later
@@ -120,12 +122,13 @@ def person_in_life_add(*, person: Person, name: str, relation: str, note: str, u
         entity_labels={ref: name},
         metadata={"value": relation, "entered_by": "caregiver"},
         source=Memory.Source.CAREGIVER,
-        confirmed=True,
-        confirmed_by=user,
+        # Family's additions wait for care staff to confirm them (dashboard.access.Need.CONFIRM).
+        confirmed=confirmed,
+        confirmed_by=user if confirmed else None,
     ).memory
 
 
-def routine_add(*, person: Person, routine: str, user) -> Memory:
+def routine_add(*, person: Person, routine: str, user, confirmed: bool = True) -> Memory:
     """Remember one of the person's routines, as caregivers said it (confirmed)."""
     slug = store.slugify(routine)[:48] or uuid.uuid4().hex[:8]
     return store.memory_upsert(
@@ -135,8 +138,9 @@ def routine_add(*, person: Person, routine: str, user) -> Memory:
         memory_key=f"routine|self|{slug}",
         metadata={"entered_by": "caregiver"},
         source=Memory.Source.CAREGIVER,
-        confirmed=True,
-        confirmed_by=user,
+        # Family's additions wait for care staff to confirm them (dashboard.access.Need.CONFIRM).
+        confirmed=confirmed,
+        confirmed_by=user if confirmed else None,
     ).memory
 
 
@@ -165,3 +169,32 @@ def erase_refused_audit(*, access: Access, user) -> None:
         allowed=False,
         organisation_id=access.person.organisation_id,
     )
+
+
+def fact_suggest(*, person: Person, memory: Memory, content: str, user) -> FactSuggestion:
+    """Family suggest a correction; it replaces their earlier pending one for this memory."""
+    suggestion, _ = FactSuggestion.objects.update_or_create(
+        memory_id=memory.id,
+        defaults={"person": person, "content": content, "suggested_by": user},
+    )
+    return suggestion
+
+
+def fact_suggestion_accept(*, person: Person, memory: Memory, user) -> Memory | None:
+    """Care staff accept the pending suggestion: a new confirmed version of the memory."""
+    with transaction.atomic():
+        suggestion = FactSuggestion.objects.filter(person=person, memory_id=memory.id).first()
+        if suggestion is None:
+            return None
+        updated = store.memory_edit(memory.id, content=suggestion.content, user=user)
+        suggestion.delete()
+    return updated
+
+
+def fact_suggestion_decline(*, person: Person, memory: Memory) -> None:
+    FactSuggestion.objects.filter(person=person, memory_id=memory.id).delete()
+
+
+def fact_suggestions_of(*, person: Person) -> dict[str, FactSuggestion]:
+    """Pending suggestions by memory id (as text, for templates)."""
+    return {str(s.memory_id): s for s in FactSuggestion.objects.filter(person=person)}

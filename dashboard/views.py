@@ -532,6 +532,8 @@ def profile_section(request: HttpRequest, person_id: uuid.UUID, section: str) ->
     access = get_person_for(
         request.user,
         person_id,
+        # Agreed answers are what Clara tells the person as true: staff and admins set them.
+        need=Need.CONFIRM if posting and section == "answers" else Need.VIEW,
         action=AuditAction.EDIT_PROFILE if posting else AuditAction.VIEW_PROFILE,
         object_id=section,
     )
@@ -584,9 +586,15 @@ def _profile_save(section: str, form, access: Access, user) -> str | None:
                     relation=data["relation"],
                     note=data["note"],
                     user=user,
+                    confirmed=access.may_confirm,
                 )
             else:
-                services.routine_add(person=access.person, routine=data["routine"], user=user)
+                services.routine_add(
+                    person=access.person,
+                    routine=data["routine"],
+                    user=user,
+                    confirmed=access.may_confirm,
+                )
         except DomainError as exc:
             return str(exc)
     return None
@@ -599,6 +607,7 @@ def _memories_context(access: Access) -> dict:
     return {
         "groups": selectors.memories_by_type(person=access.person, short_name=_short_name(access)),
         "sources": words.MEMORY_SOURCES,
+        "suggestions": services.fact_suggestions_of(person=access.person),
     }
 
 
@@ -610,7 +619,9 @@ def memories(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     return _render(request, "dashboard/memories.html", access, _memories_context(access))
 
 
-MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget")
+MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget", "accept", "decline")
+# Saying what is true: team admins and care staff only (family's edits become suggestions).
+CONFIRMING_ACTIONS = ("confirm", "pin", "unpin", "accept", "decline")
 
 
 @login_required
@@ -619,14 +630,21 @@ MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget")
 def memory_action(
     request: HttpRequest, person_id: uuid.UUID, memory_id: uuid.UUID, action: str
 ) -> HttpResponse:
-    """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back."""
+    """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back.
+
+    Family's edit is a suggestion that care staff accept or decline; confirming, pinning and
+    deciding on suggestions are for team admins and care staff (403 for family, audited).
+    """
     if action not in MEMORY_ACTIONS or (request.method == "GET" and action != "edit"):
         raise Http404("No such action.")
     if request.method == "GET":
         audited = AuditAction.VIEW_MEMORIES
     else:
         audited = AuditAction.FORGET_MEMORY if action == "forget" else AuditAction.EDIT_MEMORY
-    access = get_person_for(request.user, person_id, action=audited, object_id=str(memory_id))
+    need = Need.CONFIRM if action in CONFIRMING_ACTIONS else Need.VIEW
+    access = get_person_for(
+        request.user, person_id, need=need, action=audited, object_id=str(memory_id)
+    )
     memory = selectors.memory_of_person(person=access.person, memory_id=memory_id)
     if memory is None:
         return _render(request, "dashboard/not_found.html", access, {}, status=404)
@@ -644,6 +662,32 @@ def memory_action(
     elif action == "forget":
         store.memory_forget(memory.id)
         memory = None
+    elif action == "accept":
+        memory = (
+            services.fact_suggestion_accept(person=access.person, memory=memory, user=request.user)
+            or memory
+        )
+    elif action == "decline":
+        services.fact_suggestion_decline(person=access.person, memory=memory)
+    elif not access.may_confirm:
+        form = MemoryEditForm(request.POST)
+        if form.is_valid():
+            services.fact_suggest(
+                person=access.person,
+                memory=memory,
+                content=form.cleaned_data["content"],
+                user=request.user,
+            )
+        else:
+            context["form"] = form
+            return _render(
+                request,
+                "dashboard/memory_edit.html",
+                access,
+                context,
+                partial="memory-edit",
+                status=400,
+            )
     else:
         form = MemoryEditForm(request.POST)
         if form.is_valid():
@@ -670,6 +714,7 @@ def memory_action(
         # swapping an empty body over an element htmx may still be settling.
         return reswap(HttpResponse("", status=status), "delete")
     context["memory"] = memory
+    context["suggestions"] = services.fact_suggestions_of(person=access.person)
     return _render(request, "dashboard/memory_edit.html", access, context, partial="memory-item")
 
 

@@ -26,7 +26,7 @@ from tests.dashboard.conftest import client_for, converse, login, make_person
 
 pytestmark = pytest.mark.django_db
 
-VIEW, TRANSCRIPTS, ADMIN = "view", "transcripts", "admin"
+VIEW, TRANSCRIPTS, ADMIN, CONFIRM = "view", "transcripts", "admin", "confirm"
 
 # route: (method, what the role needs); "name:post" is the POST of a page that also has a GET.
 ROUTES = {
@@ -48,7 +48,7 @@ ROUTES = {
     "profile_section:post": ("post", VIEW),
     "memories": ("get", VIEW),
     "memory_action": ("get", VIEW),
-    "memory_action:post": ("post", VIEW),
+    "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
     "export_json": ("get", ADMIN),
     "export_csv": ("get", ADMIN),
     "erase": ("get", ADMIN),
