@@ -27,6 +27,9 @@ class Need(StrEnum):
     # Saying what is true (confirm, pin, accept a suggestion, agreed answers): admin and staff.
     # Family suggest; Clara would state a confirmed fact to the person as true.
     CONFIRM = "confirm"
+    # Everything stored, conversations included (the JSON export): the team admin, and only
+    # with the transcript right too.
+    EXPORT_ALL = "export_all"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ def allows(membership: CareTeamMembership, need: Need) -> bool:
         return membership.can_see_transcripts
     if need == Need.ADMIN:
         return membership.role == CareRole.ADMIN
+    if need == Need.EXPORT_ALL:
+        return membership.role == CareRole.ADMIN and membership.can_see_transcripts
     if need == Need.CONFIRM:
         return membership.role in (CareRole.ADMIN, CareRole.STAFF)
     return True

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, selectors, services, words
+from dashboard import charts, minimum, selectors, services, words
 from dashboard.access import (
     Access,
     Need,
@@ -274,11 +274,13 @@ def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -
     alerts = [
         a for a in selectors.alerts_for_person(person=access.person) if a.session_id == row.id
     ]
-    summary = row.summary
+    # The person's own words ("Said “…”") only for members granted transcripts.
+    summary = minimum.summary_for(row.summary, with_words=access.can_see_transcripts)
     subject = words.pronoun(access.person.caregiver_context)
     arc = summary.get("emotional_arc") or ""
     context = {
         "session": row,
+        "summary": summary,
         "alerts": alerts,
         "arc": " → ".join(words.feeling(part.strip()) for part in arc.split("→") if part.strip()),
         "topics": [
@@ -728,9 +730,10 @@ def _download(content: str | bytes, *, filename: str, content_type: str) -> Http
 @login_required
 @require_GET
 def export_json(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    """Everything stored about the person, as one JSON file (team admin only)."""
+    """Everything stored about the person, as one JSON file (a team admin with the transcript
+    right: it holds every conversation)."""
     access = get_person_for(
-        request.user, person_id, need=Need.ADMIN, action=AuditAction.EXPORT_JSON
+        request.user, person_id, need=Need.EXPORT_ALL, action=AuditAction.EXPORT_JSON
     )
     data = privacy.person_export(access.person.id)
     return _download(

@@ -49,7 +49,7 @@ ROUTES = {
     "memories": ("get", VIEW),
     "memory_action": ("get", VIEW),
     "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
-    "export_json": ("get", ADMIN),
+    "export_json": ("get", ADMIN),  # and the transcript right (alice has both)
     "export_csv": ("get", ADMIN),
     "erase": ("get", ADMIN),
     "erase:post": ("post", ADMIN),
