@@ -3,21 +3,27 @@
 `/healthz` (liveness) says the process answers; it touches nothing else, so a database outage
 never makes an orchestrator restart healthy web processes. `/readyz` (readiness) checks what a
 request needs: the database, the Celery broker, the recovery log (exchanges waiting to be
-replayed), and on SQLite the integrity of the file. Both answer JSON with no authentication and
-no personal data: only states, counts and exception class names (never messages, which may hold
-connection strings).
+replayed), and on SQLite the integrity of the file. Both answer JSON with no personal data:
+only states, counts and exception class names (never messages, which may hold connection
+strings). What /readyz found in detail (the database engine, the recovery backlog, which check
+failed) is for operators: a client on CLARA_INTERNAL_NETWORKS (the load balancer, monitoring) or
+a logged-in superuser who passed the second factor. Anyone else gets the bare status, and the
+same status code.
 """
 
 import logging
 import os
 import threading
 import time
+from importlib import import_module
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from clara.client_ip import is_internal
 from memory.conversations import recovery
 
 logger = logging.getLogger(__name__)
@@ -154,8 +160,41 @@ def readyz(request: HttpRequest) -> HttpResponse:
     if request.method not in ("GET", "HEAD"):
         return _json({"detail": "Use GET.", "code": "method_not_allowed", "field": None}, 405)
     ready, checks = readiness()
-    body = {"status": "ok" if ready else "unavailable", "checks": checks}
+    body: dict[str, Any] = {"status": "ok" if ready else "unavailable"}
+    if may_see_details(request):
+        body["checks"] = checks
     response = _json(body, 200 if ready else 503)
     if not ready:
         response["Retry-After"] = "5"
     return response
+
+
+def may_see_details(request: HttpRequest) -> bool:
+    """The internal network, or an operator: an active superuser past the second factor.
+
+    Answered before the session and authentication middleware run (HealthCheckMiddleware), so
+    the session is read here, never saved, and an expired login does not count.
+    """
+    if is_internal(request):
+        return True
+    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    if not key:
+        return False
+    from django.contrib.auth import get_user
+    from django_otp import DEVICE_ID_SESSION_KEY
+    from django_otp.models import Device
+
+    from dashboard.sessions import login_expired
+
+    try:
+        session = import_module(settings.SESSION_ENGINE).SessionStore(key)
+        if login_expired(session, now=time.time()):
+            return False
+        user = get_user(SimpleNamespace(session=session))
+        if not (user.is_authenticated and user.is_active and user.is_superuser):
+            return False
+        device = Device.from_persistent_id(session.get(DEVICE_ID_SESSION_KEY) or "")
+        return device is not None and device.user_id == user.pk and device.confirmed
+    except DatabaseError:
+        # The session store is the database, which is down: the bare status says so.
+        return False

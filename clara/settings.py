@@ -7,6 +7,7 @@ a development default. `make run`, `make test` and plain `pytest` turn DEBUG on 
 the other defaults suit a developer's machine (SQLite and an embedded broker under data/).
 """
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -45,6 +46,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    # Second factor (TOTP, with one-time recovery codes) for organisation admins and operators.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "ninja",
     "memory",
     "dashboard",
@@ -69,6 +74,13 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Dashboard GETs read from DATABASE_REPLICA_URL when it is set (a no-op without it).
     "clara.replica.ReplicaReadsMiddleware",
+    # request.user.is_verified(): whether this login passed its second factor.
+    "django_otp.middleware.OTPMiddleware",
+    # Idle timeout and absolute lifetime of a login; background polls are not activity; an
+    # expired login inside htmx sends the browser to the login page (HX-Redirect).
+    "dashboard.sessions.LoginSessionMiddleware",
+    # Organisation admins and operators reach nothing but the second-factor pages until verified.
+    "dashboard.two_factor.SecondFactorMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -164,7 +176,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Auth, i18n, static -----------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -348,16 +363,36 @@ LOGGING = {
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:people"
 LOGOUT_REDIRECT_URL = "dashboard:login"
-# Five failed logins for one username from one address lock it for 15 minutes.
+# Five failed logins for one username (from any address), or from one address (whatever the
+# usernames), lock that username or that address for 15 minutes: spraying many names from one
+# address stops as surely as guessing one name from many.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = 0.25  # hours
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# The client's address: X-Forwarded-For only from a trusted proxy (clara/client_ip.py).
+AXES_CLIENT_IP_CALLABLE = "clara.client_ip.client_ip"
+# Proxies (addresses or networks, comma-separated) whose X-Forwarded-For is believed. Empty: the
+# connection's own address is the client, and X-Forwarded-For is ignored.
+CLARA_TRUSTED_PROXIES = env_list("CLARA_TRUSTED_PROXIES", [])
+# Networks that may read /readyz's details (database engine, recovery backlog) without a login.
+CLARA_INTERNAL_NETWORKS = env_list("CLARA_INTERNAL_NETWORKS", ["127.0.0.0/8", "::1/128"])
+for _network in (*CLARA_TRUSTED_PROXIES, *CLARA_INTERNAL_NETWORKS):
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"Not an address or network: {_network!r}.") from None
 AXES_RESET_ON_SUCCESS = True
 # A kind page (with the status 429) instead of django-axes' plain text.
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
-# A caregiver's login ends after 30 idle minutes (each request pushes the expiry forward).
+# A caregiver's login ends after 30 idle minutes. What the caregiver does pushes the expiry
+# forward; background polls (header X-Clara-Poll: 1) do not, so dashboard.sessions saves the
+# session itself on activity rather than on every request.
 SESSION_COOKIE_AGE = env_int("CARE_SESSION_IDLE_SECONDS", 30 * 60)
-SESSION_SAVE_EVERY_REQUEST = True
+SESSION_SAVE_EVERY_REQUEST = False
+# However active, a login ends this long after it began (a shared care-home PC).
+CLARA_LOGIN_MAX_AGE_SECONDS = env_int("CLARA_LOGIN_MAX_AGE_SECONDS", 12 * 3600)
+# The issuer an authenticator app shows beside the account.
+OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", "Clara care dashboard")
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 
 # --- Long-term memory ---------------------------------------------------------------------------

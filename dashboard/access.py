@@ -24,6 +24,12 @@ class Need(StrEnum):
     VIEW = "view"  # summaries, trends, alerts, profile, memories: every member
     TRANSCRIPTS = "transcripts"  # full conversations: members granted it
     ADMIN = "admin"  # the team, exports, erasure: the team admin
+    # Saying what is true (confirm, pin, accept a suggestion, agreed answers): admin and staff.
+    # Family suggest; Clara would state a confirmed fact to the person as true.
+    CONFIRM = "confirm"
+    # Everything stored, conversations included (the JSON export): the team admin, and only
+    # with the transcript right too.
+    EXPORT_ALL = "export_all"
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,10 @@ class Access:
     def is_admin(self) -> bool:
         return self.membership.role == CareRole.ADMIN
 
+    @property
+    def may_confirm(self) -> bool:
+        return allows(self.membership, Need.CONFIRM)
+
 
 def allows(membership: CareTeamMembership, need: Need) -> bool:
     """Whether this membership may do what `need` asks."""
@@ -46,6 +56,10 @@ def allows(membership: CareTeamMembership, need: Need) -> bool:
         return membership.can_see_transcripts
     if need == Need.ADMIN:
         return membership.role == CareRole.ADMIN
+    if need == Need.EXPORT_ALL:
+        return membership.role == CareRole.ADMIN and membership.can_see_transcripts
+    if need == Need.CONFIRM:
+        return membership.role in (CareRole.ADMIN, CareRole.STAFF)
     return True
 
 
@@ -77,11 +91,14 @@ def get_person_for(
     need: Need = Need.VIEW,
     action: AuditAction | str,
     object_id: str = "",
+    audit_allowed: bool = True,
 ) -> Access:
     """The person, if `user` is in their care team with what `need` asks; audits the access.
 
     Raises Http404 for outsiders (and anonymous users), PermissionDenied (403) for members
-    without the right. Side effect: one AuditEvent row, allowed or refused.
+    without the right. Side effect: one AuditEvent row, allowed or refused; with
+    `audit_allowed=False` only a refusal is written here, and the caller writes the row once it
+    knows the outcome (an erasure: done, or refused for a wrong confirmation).
     """
     if user is None or not user.is_authenticated:
         raise Http404("No such person.")
@@ -101,6 +118,8 @@ def get_person_for(
             organisation_id=organisation_id,
         )
         raise PermissionDenied("Your role in this care team does not allow this.")
+    if not audit_allowed:
+        return Access(person=membership.person, membership=membership)
     audit_record(
         user=user,
         person_id=person_id,

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from memory.core.fields import EncryptedTextField
 from memory.models import Organisation, Person
 
 
@@ -80,6 +81,8 @@ class AuditAction(models.TextChoices):
     EDIT_TEAM = "edit_team", "changed the care team"
     VIEW_ERASE = "view_erase", "opened the erase page"
     ERASE = "erase", "erased the person"
+    # Allowed to erase, but the typed name did not match: nothing was erased (allowed=False).
+    ERASE_UNCONFIRMED = "erase_unconfirmed", "tried to erase, wrong confirmation"
 
 
 class AuditEvent(models.Model):
@@ -135,3 +138,40 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
+
+
+class FactSuggestion(models.Model):
+    """A family member's correction of something Clara remembers, waiting for care staff.
+
+    Family may not say what is true (Clara would state it to the person as fact): their change
+    waits here until a team admin or care staff accepts it (a new confirmed version of the
+    memory) or declines it. One pending suggestion per memory; a newer one replaces it.
+    Erasure: goes with the person (CASCADE). The text is the caregiver's words about the person,
+    so it is encrypted at rest.
+    """
+
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # The memory's id, not a foreign key: memories are superseded and erased by the fact
+    # store's own rules, and a suggestion must never stand in their way.
+    memory_id = models.UUIDField()
+    suggested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    content = EncryptedTextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "dashboard_fact_suggestions"
+        constraints = [
+            # One pending suggestion per memory; the review page reads them by person.
+            models.UniqueConstraint(fields=["memory_id"], name="uniq_fact_suggestion_memory"),
+        ]
+        indexes = [models.Index(fields=["person"], name="idx_fact_suggestion_person")]
+
+    def __str__(self) -> str:
+        return f"suggestion for memory {self.memory_id}"

@@ -1,13 +1,16 @@
 """Writes of the dashboard: alert states and the care team. Each is one transaction.
 
-Audit rows are written by dashboard.access before a view calls any of these.
+Audit rows are written by dashboard.access before a view calls any of these, except an
+erasure's, written here with its outcome.
 """
 
 import uuid
 
 from django.db import transaction
 
-from dashboard.models import CareRole, CareTeamMembership
+from dashboard.access import Access, audit_record
+from dashboard.models import AuditAction, CareRole, CareTeamMembership, FactSuggestion
+from memory import privacy
 from memory.core.person import CaregiverContext
 from memory.facts import store
 from memory.insights import alerts
@@ -93,7 +96,9 @@ def profile_update(*, person: Person, changes: dict) -> Person:
     return person
 
 
-def person_in_life_add(*, person: Person, name: str, relation: str, note: str, user) -> Memory:
+def person_in_life_add(
+    *, person: Person, name: str, relation: str, note: str, user, confirmed: bool = True
+) -> Memory:
     """Remember someone in the person's life, as caregivers said it: confirmed, from the team.
 
     Same identity as the fact extractor's ("people|person:<slug>|relationship"), so a later
@@ -117,12 +122,13 @@ def person_in_life_add(*, person: Person, name: str, relation: str, note: str, u
         entity_labels={ref: name},
         metadata={"value": relation, "entered_by": "caregiver"},
         source=Memory.Source.CAREGIVER,
-        confirmed=True,
-        confirmed_by=user,
+        # Family's additions wait for care staff to confirm them (dashboard.access.Need.CONFIRM).
+        confirmed=confirmed,
+        confirmed_by=user if confirmed else None,
     ).memory
 
 
-def routine_add(*, person: Person, routine: str, user) -> Memory:
+def routine_add(*, person: Person, routine: str, user, confirmed: bool = True) -> Memory:
     """Remember one of the person's routines, as caregivers said it (confirmed)."""
     slug = store.slugify(routine)[:48] or uuid.uuid4().hex[:8]
     return store.memory_upsert(
@@ -132,6 +138,63 @@ def routine_add(*, person: Person, routine: str, user) -> Memory:
         memory_key=f"routine|self|{slug}",
         metadata={"entered_by": "caregiver"},
         source=Memory.Source.CAREGIVER,
-        confirmed=True,
-        confirmed_by=user,
+        # Family's additions wait for care staff to confirm them (dashboard.access.Need.CONFIRM).
+        confirmed=confirmed,
+        confirmed_by=user if confirmed else None,
     ).memory
+
+
+def person_erase_audited(*, access: Access, user) -> None:
+    """Erase the person, with its audit row, in one transaction: the row exists iff it happened.
+
+    The row is written first, naming the person; erasure then sets its person to null (the row
+    keeps who, what and when, and the organisation whose audit shows it).
+    """
+    with transaction.atomic():
+        audit_record(
+            user=user,
+            person_id=access.person.id,
+            action=AuditAction.ERASE,
+            organisation_id=access.person.organisation_id,
+        )
+        privacy.person_erase(access.person.id)
+
+
+def erase_refused_audit(*, access: Access, user) -> None:
+    """An erasure the admin asked for with the wrong name typed: nothing erased, one row."""
+    audit_record(
+        user=user,
+        person_id=access.person.id,
+        action=AuditAction.ERASE_UNCONFIRMED,
+        allowed=False,
+        organisation_id=access.person.organisation_id,
+    )
+
+
+def fact_suggest(*, person: Person, memory: Memory, content: str, user) -> FactSuggestion:
+    """Family suggest a correction; it replaces their earlier pending one for this memory."""
+    suggestion, _ = FactSuggestion.objects.update_or_create(
+        memory_id=memory.id,
+        defaults={"person": person, "content": content, "suggested_by": user},
+    )
+    return suggestion
+
+
+def fact_suggestion_accept(*, person: Person, memory: Memory, user) -> Memory | None:
+    """Care staff accept the pending suggestion: a new confirmed version of the memory."""
+    with transaction.atomic():
+        suggestion = FactSuggestion.objects.filter(person=person, memory_id=memory.id).first()
+        if suggestion is None:
+            return None
+        updated = store.memory_edit(memory.id, content=suggestion.content, user=user)
+        suggestion.delete()
+    return updated
+
+
+def fact_suggestion_decline(*, person: Person, memory: Memory) -> None:
+    FactSuggestion.objects.filter(person=person, memory_id=memory.id).delete()
+
+
+def fact_suggestions_of(*, person: Person) -> dict[str, FactSuggestion]:
+    """Pending suggestions by memory id (as text, for templates)."""
+    return {str(s.memory_id): s for s in FactSuggestion.objects.filter(person=person)}

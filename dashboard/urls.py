@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import views
+from dashboard import two_factor, views
 
 app_name = "dashboard"
 
@@ -18,6 +18,8 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/two-factor/", two_factor.verify, name="two_factor"),
+    path("account/two-factor/setup/", two_factor.setup, name="two_factor_setup"),
     path("", views.people, name="people"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
     path(person, views.person, name="person"),

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, selectors, services, words
+from dashboard import charts, minimum, selectors, services, words
 from dashboard.access import (
     Access,
     Need,
@@ -274,11 +274,13 @@ def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -
     alerts = [
         a for a in selectors.alerts_for_person(person=access.person) if a.session_id == row.id
     ]
-    summary = row.summary
+    # The person's own words ("Said “…”") only for members granted transcripts.
+    summary = minimum.summary_for(row.summary, with_words=access.can_see_transcripts)
     subject = words.pronoun(access.person.caregiver_context)
     arc = summary.get("emotional_arc") or ""
     context = {
         "session": row,
+        "summary": summary,
         "alerts": alerts,
         "arc": " → ".join(words.feeling(part.strip()) for part in arc.split("→") if part.strip()),
         "topics": [
@@ -532,6 +534,8 @@ def profile_section(request: HttpRequest, person_id: uuid.UUID, section: str) ->
     access = get_person_for(
         request.user,
         person_id,
+        # Agreed answers are what Clara tells the person as true: staff and admins set them.
+        need=Need.CONFIRM if posting and section == "answers" else Need.VIEW,
         action=AuditAction.EDIT_PROFILE if posting else AuditAction.VIEW_PROFILE,
         object_id=section,
     )
@@ -584,9 +588,15 @@ def _profile_save(section: str, form, access: Access, user) -> str | None:
                     relation=data["relation"],
                     note=data["note"],
                     user=user,
+                    confirmed=access.may_confirm,
                 )
             else:
-                services.routine_add(person=access.person, routine=data["routine"], user=user)
+                services.routine_add(
+                    person=access.person,
+                    routine=data["routine"],
+                    user=user,
+                    confirmed=access.may_confirm,
+                )
         except DomainError as exc:
             return str(exc)
     return None
@@ -599,6 +609,7 @@ def _memories_context(access: Access) -> dict:
     return {
         "groups": selectors.memories_by_type(person=access.person, short_name=_short_name(access)),
         "sources": words.MEMORY_SOURCES,
+        "suggestions": services.fact_suggestions_of(person=access.person),
     }
 
 
@@ -610,7 +621,9 @@ def memories(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     return _render(request, "dashboard/memories.html", access, _memories_context(access))
 
 
-MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget")
+MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget", "accept", "decline")
+# Saying what is true: team admins and care staff only (family's edits become suggestions).
+CONFIRMING_ACTIONS = ("confirm", "pin", "unpin", "accept", "decline")
 
 
 @login_required
@@ -619,14 +632,21 @@ MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget")
 def memory_action(
     request: HttpRequest, person_id: uuid.UUID, memory_id: uuid.UUID, action: str
 ) -> HttpResponse:
-    """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back."""
+    """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back.
+
+    Family's edit is a suggestion that care staff accept or decline; confirming, pinning and
+    deciding on suggestions are for team admins and care staff (403 for family, audited).
+    """
     if action not in MEMORY_ACTIONS or (request.method == "GET" and action != "edit"):
         raise Http404("No such action.")
     if request.method == "GET":
         audited = AuditAction.VIEW_MEMORIES
     else:
         audited = AuditAction.FORGET_MEMORY if action == "forget" else AuditAction.EDIT_MEMORY
-    access = get_person_for(request.user, person_id, action=audited, object_id=str(memory_id))
+    need = Need.CONFIRM if action in CONFIRMING_ACTIONS else Need.VIEW
+    access = get_person_for(
+        request.user, person_id, need=need, action=audited, object_id=str(memory_id)
+    )
     memory = selectors.memory_of_person(person=access.person, memory_id=memory_id)
     if memory is None:
         return _render(request, "dashboard/not_found.html", access, {}, status=404)
@@ -644,6 +664,32 @@ def memory_action(
     elif action == "forget":
         store.memory_forget(memory.id)
         memory = None
+    elif action == "accept":
+        memory = (
+            services.fact_suggestion_accept(person=access.person, memory=memory, user=request.user)
+            or memory
+        )
+    elif action == "decline":
+        services.fact_suggestion_decline(person=access.person, memory=memory)
+    elif not access.may_confirm:
+        form = MemoryEditForm(request.POST)
+        if form.is_valid():
+            services.fact_suggest(
+                person=access.person,
+                memory=memory,
+                content=form.cleaned_data["content"],
+                user=request.user,
+            )
+        else:
+            context["form"] = form
+            return _render(
+                request,
+                "dashboard/memory_edit.html",
+                access,
+                context,
+                partial="memory-edit",
+                status=400,
+            )
     else:
         form = MemoryEditForm(request.POST)
         if form.is_valid():
@@ -670,6 +716,7 @@ def memory_action(
         # swapping an empty body over an element htmx may still be settling.
         return reswap(HttpResponse("", status=status), "delete")
     context["memory"] = memory
+    context["suggestions"] = services.fact_suggestions_of(person=access.person)
     return _render(request, "dashboard/memory_edit.html", access, context, partial="memory-item")
 
 
@@ -683,9 +730,10 @@ def _download(content: str | bytes, *, filename: str, content_type: str) -> Http
 @login_required
 @require_GET
 def export_json(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    """Everything stored about the person, as one JSON file (team admin only)."""
+    """Everything stored about the person, as one JSON file (a team admin with the transcript
+    right: it holds every conversation)."""
     access = get_person_for(
-        request.user, person_id, need=Need.ADMIN, action=AuditAction.EXPORT_JSON
+        request.user, person_id, need=Need.EXPORT_ALL, action=AuditAction.EXPORT_JSON
     )
     data = privacy.person_export(access.person.id)
     return _download(
@@ -721,16 +769,19 @@ def erase(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         person_id,
         need=Need.ADMIN,
         action=AuditAction.ERASE if posting else AuditAction.VIEW_ERASE,
+        # A POST's row is written below, with its outcome.
+        audit_allowed=not posting,
     )
     form = EraseForm(request.POST if posting else None)
     expected = _erase_name(access)
     if posting:
         if form.is_valid() and form.cleaned_data["confirm_name"].casefold() == expected.casefold():
-            privacy.person_erase(access.person.id)
+            services.person_erase_audited(access=access, user=request.user)
             messages.success(
                 request, f"{expected} and everything Clara knew about them are erased."
             )
             return redirect("dashboard:people")
+        services.erase_refused_audit(access=access, user=request.user)
         form.add_error("confirm_name", f"Type {expected} exactly to erase.")
     status = 400 if posting else 200
     return _render(

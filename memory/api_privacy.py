@@ -11,7 +11,7 @@ from ninja import Router, Schema
 
 from memory import privacy
 from memory.conversations import audit, tenancy
-from memory.conversations.models import AccessAction, Scope
+from memory.conversations.models import AccessAction, AccessOutcome, Scope
 from memory.core.errors import Invalid
 from memory.core.schemas import ERRORS
 
@@ -47,9 +47,12 @@ def person_erase(request, person_id: UUID, payload: EraseIn):
     caller = tenancy.caller_for_key(request.auth)
     # An erasure's row names no one: once erased there is no one to point at (as a dashboard
     # erasure's row, whose person is set to null). A refused one names the person.
-    with audit.audited(caller, AccessAction.ERASE, person=person_id):
+    with audit.audited(caller, AccessAction.ERASE, person=person_id) as access:
         caller.require(Scope.ERASE)
         tenancy.person_check(caller, person_id)
         if payload.confirm != person_id:
+            # Audited as an attempt with the wrong confirmation, naming the (existing) person.
+            access.person_id = person_id
+            access.outcome_if_invalid = AccessOutcome.UNCONFIRMED
             raise Invalid("confirm must repeat the person's id.", field="confirm")
         return privacy.person_erase(person_id)

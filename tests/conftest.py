@@ -61,3 +61,11 @@ def http_receiver():
 
     with HttpReceiver() as receiver:
         yield receiver
+
+
+@pytest.fixture
+def admin_client(admin_user):
+    """pytest-django's operator, past the second factor every operator must pass."""
+    from tests.support.otp import verified_client
+
+    return verified_client(admin_user)

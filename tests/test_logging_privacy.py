@@ -19,6 +19,7 @@ from dashboard.models import CareRole, CareTeamMembership
 from memory import tasks
 from memory.conversations import services
 from memory.models import Alert, OrganisationMembership, Person, Session
+from tests.support.otp import verified_client
 
 # Distinctive, so a hit is never a coincidence.
 NAME = "Wilhelmina Quarrendon"
@@ -203,8 +204,9 @@ def test_no_personal_data_in_logs_or_urls(api, captured, settings, monkeypatch):
         browser.post(path, {"status": "acknowledged"})
 
     # An operator in the admin.
-    admin = Client()
-    admin.force_login(get_user_model().objects.create_superuser("ops", "ops@example.org", "pw"))
+    admin = verified_client(
+        get_user_model().objects.create_superuser("ops", "ops@example.org", "pw")
+    )
     for path in ("/admin/memory/person/", f"/admin/memory/person/{person_id}/change/"):
         visited.append(path)
         assert admin.get(path).status_code == 200

@@ -7,20 +7,18 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.contrib.auth import get_user_model
 from django.http import HttpResponse
-from django.test import Client
 
 from clara import ratelimit
 from clara.middleware import PrivacyHeadersMiddleware
 from memory.conversations import services
 from tests.conftest import ApiClient
+from tests.support.otp import verified_client
 
 
 @pytest.fixture
 def staff_client(db):
     user = get_user_model().objects.create_superuser("ops", "ops@example.org", "pw-ops-123")
-    client = Client()
-    client.force_login(user)
-    return client
+    return verified_client(user)
 
 
 # --- Headers --------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ CLARA_VARIABLES = (
     "SESSION_COOKIE_SECURE",
     "CSRF_COOKIE_SECURE",
     "SECURE_PROXY_SSL_HEADER",
+    "CLARA_TRUSTED_PROXIES",
+    "CLARA_INTERNAL_NETWORKS",
+    "CLARA_LOGIN_MAX_AGE_SECONDS",
 )
 
 
@@ -145,6 +148,25 @@ def test_proxy_ssl_header_only_when_asked(tmp_path):
     behind_proxy = _setting(expression, tmp_path, **PRODUCTION, SECURE_PROXY_SSL_HEADER="1")
     assert plain.stdout.strip() == "None"
     assert behind_proxy.stdout.strip() == "('HTTP_X_FORWARDED_PROTO', 'https')"
+
+
+def test_logins_have_limits_in_production(tmp_path):
+    expression = (
+        "(s.SESSION_SAVE_EVERY_REQUEST, s.CLARA_LOGIN_MAX_AGE_SECONDS, s.AXES_LOCKOUT_PARAMETERS,"
+        " s.CLARA_TRUSTED_PROXIES, [v.get('OPTIONS') for v in s.AUTH_PASSWORD_VALIDATORS])"
+    )
+    result = _setting(expression, tmp_path, **PRODUCTION)
+    assert result.stdout.strip() == (
+        "(False, 43200, ['username', 'ip_address'], [], [None, {'min_length': 12}, None, None])"
+    )
+
+
+def test_a_malformed_trusted_proxy_refuses_to_start(tmp_path):
+    result = _setting(
+        "1", tmp_path, **PRODUCTION, CLARA_TRUSTED_PROXIES="10.0.0.0/8,proxy.internal"
+    )
+    assert result.returncode != 0
+    assert "Not an address or network: 'proxy.internal'" in result.stderr
 
 
 def test_reading_a_development_key_value_without_that_key_says_what_it_is(settings):

@@ -13,6 +13,12 @@ def lookup(mapping: dict, key):
 
 
 @register.filter
+def lookup_or_none(mapping, key):
+    """{{ suggestions|lookup_or_none:memory.id }}: the entry for str(key), or None."""
+    return mapping.get(str(key)) if isinstance(mapping, dict) else None
+
+
+@register.filter
 def when(value):
     """'today at 18:40', 'yesterday at 09:05', 'Tuesday at 19:23', '3 November at 19:23'.
 

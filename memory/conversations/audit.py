@@ -39,6 +39,9 @@ class Access:
     # The person the request names, not checked yet: a call that fails (a key without the
     # scope, a missing memory) still names them in the row if they are the caller's.
     claimed: uuid.UUID | None = None
+    # The outcome to record if the block fails with bad input (normally no row at all): an
+    # erasure refused for a wrong confirmation is still an attempt worth a row.
+    outcome_if_invalid: str | None = None
 
     def claim(self, person_id: object) -> None:
         try:
@@ -116,6 +119,8 @@ def audited(
         yield access
     except DomainError as exc:
         outcome = outcome_of(exc)
+        if outcome is None and isinstance(exc, Invalid):
+            outcome = access.outcome_if_invalid
         if outcome is not None:
             _write(caller, action, channel, access, outcome)
         raise

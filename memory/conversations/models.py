@@ -543,6 +543,8 @@ class AccessOutcome(models.TextChoices):
     REFUSED = "refused", "refused"
     # Unknown, or another organisation's (answered alike).
     NOT_FOUND = "not_found", "not found"
+    # Allowed, but the confirmation did not match (an erasure): nothing was done.
+    UNCONFIRMED = "unconfirmed", "wrong confirmation"
 
 
 class AccessEvent(models.Model):

@@ -164,6 +164,13 @@ def charlie(other_person):
 
 
 def client_for(user) -> Client:
+    """A logged-in client; a login that must pass the second factor (an organisation admin) has
+    passed it (tests/dashboard/test_two_factor.py tests what happens before)."""
+    from dashboard.two_factor import required_for
+    from tests.support.otp import verified_client
+
+    if required_for(user):
+        return verified_client(user)
     client = Client()
     client.force_login(user)
     return client

@@ -26,7 +26,7 @@ from tests.dashboard.conftest import client_for, converse, login, make_person
 
 pytestmark = pytest.mark.django_db
 
-VIEW, TRANSCRIPTS, ADMIN = "view", "transcripts", "admin"
+VIEW, TRANSCRIPTS, ADMIN, CONFIRM = "view", "transcripts", "admin", "confirm"
 
 # route: (method, what the role needs); "name:post" is the POST of a page that also has a GET.
 ROUTES = {
@@ -48,14 +48,21 @@ ROUTES = {
     "profile_section:post": ("post", VIEW),
     "memories": ("get", VIEW),
     "memory_action": ("get", VIEW),
-    "memory_action:post": ("post", VIEW),
-    "export_json": ("get", ADMIN),
+    "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
+    "export_json": ("get", ADMIN),  # and the transcript right (alice has both)
     "export_csv": ("get", ADMIN),
     "erase": ("get", ADMIN),
     "erase:post": ("post", ADMIN),
 }
 # Pages about no one in particular (the organisation's audit has its own tests below).
-PUBLIC_OR_OWN = {"login", "logout", "people", "organisation_audit"}
+PUBLIC_OR_OWN = {
+    "login",
+    "logout",
+    "two_factor",
+    "two_factor_setup",
+    "people",
+    "organisation_audit",
+}
 
 
 def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:

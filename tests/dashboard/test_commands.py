@@ -1,11 +1,15 @@
 """create_demo_caregivers: the demo logins `make run` prints."""
 
+import base64
 import io
+import re
 
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
+from django.urls import reverse
+from django_otp.oath import totp
 
 from dashboard.models import CareTeamMembership
 from memory.conversations import tenancy
@@ -40,7 +44,7 @@ def test_running_it_again_resets_the_password_and_adds_nothing(person):
     output = run("--force")
     new_password = output.split("demo / ")[1].split()[0]
     assert new_password != "first-password"
-    assert CareTeamMembership.objects.count() == 2
+    assert CareTeamMembership.objects.count() == 3
     request = RequestFactory().post("/login/")
     assert authenticate(request, username="demo", password=new_password) is not None
 
@@ -61,9 +65,34 @@ def test_demo_logins_belong_to_the_default_organisation_and_see_only_its_people(
         (m.user.username, m.organisation.slug, m.is_admin)
         for m in OrganisationMembership.objects.select_related("user", "organisation")
     }
-    assert memberships == {("demo", "default", True), ("family", "default", False)}
+    assert memberships == {
+        ("demo", "default", False),
+        ("family", "default", False),
+        ("orgadmin", "default", True),
+    }
     assert not CareTeamMembership.objects.filter(person=elsewhere).exists()
     demo = client_for(CareTeamMembership.objects.filter(user__username="demo").first().user)
     content = demo.get("/").content.decode()
     assert "Peggy (Nana)" in content and "Ivy" not in content
-    assert demo.get("/organisations/default/audit/").status_code == 200
+    # The audit is the organisation admin's, who passes a second factor first.
+    assert demo.get("/organisations/default/audit/").status_code == 403
+    orgadmin = CareTeamMembership.objects.filter(user__username="orgadmin").first().user
+    assert client_for(orgadmin).get("/organisations/default/audit/").status_code == 200
+
+
+def test_the_organisation_admin_logs_in_with_the_printed_authenticator_key(person):
+    output = run("--force", "--password", "pw-for-the-demo")
+    key = re.search(r"orgadmin / \S+.*\n\s+second step: authenticator key (\w+)", output).group(1)
+    client = Client()
+    response = client.post("/login/", {"username": "orgadmin", "password": "pw-for-the-demo"})
+    assert response.status_code == 302
+    # Nothing but the second step until the code is given.
+    assert client.get("/").url.startswith(reverse("dashboard:two_factor"))
+    code = f"{totp(base64.b32decode(key + '=' * (-len(key) % 8))):06d}"
+    response = client.post(reverse("dashboard:two_factor"), {"token": code, "next": "/"})
+    assert response.status_code == 302 and response.url == "/"
+    assert client.get("/organisations/default/audit/").status_code == 200
+    # `demo` needs no second step: a new user is in with the password alone.
+    demo = Client()
+    demo.post("/login/", {"username": "demo", "password": "pw-for-the-demo"})
+    assert demo.get("/").status_code == 200

@@ -100,15 +100,15 @@ def test_a_saved_profile_without_htmx_redirects_to_the_section(alice_client, per
 # --- People in their life and routines: memories entered by caregivers -------------------------
 
 
-def test_a_person_in_their_life_is_a_confirmed_caregiver_memory(bob, bob_client, person):
-    response = bob_client.post(
+def test_a_person_in_their_life_is_a_confirmed_caregiver_memory(alice, alice_client, person):
+    response = alice_client.post(
         section_url(person, "people"),
         {"name": "Sarah", "relation": "daughter", "note": "Visits on Sundays"},
         headers=HX,
     )
     assert b"Sarah is Peggy&#x27;s daughter. Visits on Sundays." in response.content
     memory = Memory.objects.get(person=person, type="people", status="active")
-    assert (memory.source, memory.confirmed, memory.confirmed_by) == ("caregiver", True, bob)
+    assert (memory.source, memory.confirmed, memory.confirmed_by) == ("caregiver", True, alice)
     assert memory.memory_key == "people|person:sarah|relationship"
     assert memory.entity_refs == ["person:sarah"]
 
@@ -136,11 +136,12 @@ def test_review_marks_what_is_not_confirmed(alice_client, person, memory):
     assert "Heard in a conversation" in content
 
 
-def test_confirm_records_who(bob, bob_client, person, memory):
-    response = bob_client.post(memory_url(person, memory, "confirm"), headers=HX)
+def test_confirm_records_who(alice, alice_client, person, memory):
+    # (Family may not confirm: tests/dashboard/test_fact_roles.py.)
+    response = alice_client.post(memory_url(person, memory, "confirm"), headers=HX)
     assert b"Confirmed</span>" in response.content
     memory.refresh_from_db()
-    assert (memory.confirmed, memory.confirmed_by) == (True, bob)
+    assert (memory.confirmed, memory.confirmed_by) == (True, alice)
 
 
 def test_pin_and_unpin(alice_client, person, memory):

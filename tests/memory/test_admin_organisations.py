@@ -14,7 +14,6 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db.models import Q
-from django.test import Client
 from django.urls import reverse
 
 from dashboard.access import audit_record
@@ -44,6 +43,7 @@ from memory.models import (
     Session,
     SummarySpine,
 )
+from tests.support.otp import verified_client
 
 pytestmark = pytest.mark.django_db
 
@@ -124,9 +124,8 @@ def ann(orgs):
 
 @pytest.fixture
 def ann_client(ann):
-    client = Client()
-    client.force_login(ann)
-    return client
+    # Staff pass the second factor before any admin page (tests/dashboard/test_two_factor.py).
+    return verified_client(ann)
 
 
 def _of(model, org: Organisation):

@@ -15,7 +15,7 @@ from memory.companion import mcp
 from memory.conversations import services, tenancy
 from memory.conversations.models import Scope
 from memory.facts import store
-from memory.models import AccessEvent, Memory
+from memory.models import AccessEvent, Memory, Person
 from tests.support.bot import Bot
 
 pytestmark = pytest.mark.django_db
@@ -198,11 +198,19 @@ def test_bad_input_is_not_audited(a):
     before = _ids()
     response = a["bot"].call("post", "/api/v1/tools/search_memory", {"person_id": "nope"})
     assert response.status_code == 422
+    assert _ids() == before
+
+
+def test_an_erasure_with_the_wrong_confirmation_is_audited_as_such(a):
+    """Not as allowed, and not silently: an attempt to erase is worth a row whatever happened."""
+    before = _ids()
     response = a["bot"].call(
         "post", f"/api/v1/people/{a['person'].id}/erase", {"confirm": str(uuid.uuid4())}
     )
-    assert response.status_code == 422
-    assert _ids() == before
+    assert response.status_code == 422 and response.json()["field"] == "confirm"
+    row = _one_new_row(before)
+    assert (row.action, row.outcome, row.person_id) == ("erase", "unconfirmed", a["person"].id)
+    assert Person.objects.filter(id=a["person"].id).exists()
 
 
 def test_a_memory_switched_off_refuses_a_tool_write_and_the_audit_says_so(a):

@@ -1,8 +1,12 @@
 """Demo logins for the caregiver dashboard: `demo` (team admin of everyone, may read full
-conversations) and `family` (family member of everyone, may not). Prints the passwords.
+conversations), `family` (family member of everyone, may not) and `orgadmin` (the organisation's
+admin, who reads its audit). Prints the passwords, and orgadmin's authenticator key.
 
-Both belong to the default organisation (the demo's) and are in the care team of each of its
-people; `demo` is also the organisation's admin, so the demo shows its audit.
+All belong to the default organisation (the demo's) and are in the care team of each of its
+people. An organisation admin must pass a second factor (dashboard/two_factor.py), so `orgadmin`
+gets an authenticator-app device whose key is printed (add it to any TOTP app, or compute codes
+from it); `demo` is a team admin but not the organisation's, so a new user logs in with a
+password alone and sees everything about the demo's people at once.
 
 Run by `make run` (manage.py prepare_run) after load_demo. Running it again resets both passwords and memberships.
 Refuses when DEBUG is off unless --force: demo logins do not belong on a real deployment.
@@ -10,20 +14,24 @@ Refuses when DEBUG is off unless --force: demo logins do not belong on a real de
 
 import os
 import secrets
+from base64 import b32encode
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from dashboard.models import CareRole, CareTeamMembership
+from dashboard.two_factor import AUTHENTICATOR
 from memory.conversations import tenancy
 from memory.models import OrganisationMembership, Person
 
 DEMO_USERS = [
     # username, first name, role, may read full conversations, the organisation's admin
-    ("demo", "Demo admin", CareRole.ADMIN, True, True),
+    ("demo", "Demo admin", CareRole.ADMIN, True, False),
     ("family", "Family member", CareRole.FAMILY, False, False),
+    ("orgadmin", "Organisation admin", CareRole.ADMIN, True, True),
 ]
 
 
@@ -59,7 +67,16 @@ class Command(BaseCommand):
                         person=person,
                         defaults={"role": role, "can_see_transcripts": transcripts},
                     )
-                lines.append(f"  {username} / {chosen}   ({role}, {len(people)} people)")
+                line = f"  {username} / {chosen}   ({role}, {len(people)} people)"
+                if org_admin:
+                    # A new key each run, like the password.
+                    TOTPDevice.objects.filter(user=user).delete()
+                    device = TOTPDevice.objects.create(
+                        user=user, name=AUTHENTICATOR, confirmed=True
+                    )
+                    key = b32encode(device.bin_key).decode().rstrip("=")
+                    line += f"\n      second step: authenticator key {key}"
+                lines.append(line)
         port = os.environ.get("PORT", "8000")
         self.stdout.write(f"Caregiver dashboard logins (http://127.0.0.1:{port}/login/):")
         self.stdout.write("\n".join(lines))
