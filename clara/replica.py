@@ -22,8 +22,10 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse
 
 REPLICA_ALIAS = "replica"
-# Authentication, sessions, lockouts: read where they were just written.
-PRIMARY_ONLY_APPS = frozenset({"auth", "sessions", "axes", "contenttypes", "admin"})
+# Authentication, sessions, lockouts, second factors: read where they were just written.
+PRIMARY_ONLY_APPS = frozenset(
+    {"auth", "sessions", "axes", "contenttypes", "admin", "django_otp", "otp_totp", "otp_static"}
+)
 # Not the dashboard: the bot API, the admin, the health checks.
 PRIMARY_PATHS = ("/api/", "/admin/", "/healthz", "/readyz")
 
