@@ -6,8 +6,8 @@ middleware, a real API key with every scope) and generates requests for every op
 those the schema accepts and those it refuses (negative mode). Half the cases aim at a real
 person and session (path ids replaced), so the fuzz reaches past the 404s into the services.
 
-Bounded: CLARA_FUZZ_EXAMPLES examples per operation and mode (default 15: 30 operations,
-up to ~900 requests, about two minutes on two cores). Runs in `make test`, on SQLite and PostgreSQL
+Bounded: CLARA_FUZZ_EXAMPLES examples per operation and mode (default 10: 30 operations,
+up to ~600 requests, two to three minutes on two busy cores). Runs in `make test`, on SQLite and PostgreSQL
 alike. A failure prints the request as a curl command to replay it.
 """
 
@@ -25,7 +25,7 @@ from schemathesis.generation import GenerationMode
 
 from memory.conversations import services
 
-EXAMPLES = int(os.environ.get("CLARA_FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("CLARA_FUZZ_EXAMPLES", "10"))
 MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
 
 
