@@ -5,14 +5,16 @@ import logging
 import threading
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import HttpError, Throttled, ValidationError
+from ninja.parser import Parser
 from ninja.throttling import BaseThrottle
 
 from clara import ratelimit
 from memory.conversations.api import BotKey
+from memory.core import strict_json
 from memory.core.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,17 @@ LEGACY_OPERATION_MODULES = {
 }
 
 
+class StrictJsonParser(Parser):
+    """Request bodies without NaN, Infinity, 64-bit-overflowing integers or lone surrogates.
+
+    Each is refused as a 422 naming the field (memory/core/strict_json.py) rather than reaching
+    a database that cannot store it (a 500, or a 503 that tells the bot to retry forever).
+    """
+
+    def parse_body(self, request: HttpRequest):
+        return strict_json.loads(request.body)
+
+
 class ClaraApi(NinjaAPI):
     def get_openapi_operation_id(self, operation) -> str:
         module = operation.view_func.__module__
@@ -71,6 +84,7 @@ api = ClaraApi(
     urls_namespace="api",
     auth=BotKey(),
     throttle=[ApiKeyRateLimit()],
+    parser=StrictJsonParser(),
 )
 # One router per part of the memory app (docs/architecture.md).
 api.add_router("/", "memory.conversations.api.router")
@@ -114,6 +128,9 @@ def rate_limited(request: HttpRequest, exc: Throttled) -> HttpResponse:
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     # Ninja raises HttpError(400) for a body it cannot parse; the contract says 422 for bad input.
+    # A body the strict parser refused names its field: answer that.
+    if isinstance(exc.__cause__, DomainError):
+        return domain_error(request, exc.__cause__)
     if exc.status_code == 400:
         body = {"detail": str(exc), "code": "malformed", "field": "body"}
         return api.create_response(request, body, status=422)
@@ -158,6 +175,17 @@ def invalid_input(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 @api.exception_handler(DatabaseError)
 def database_unavailable(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    if isinstance(exc, DataError):
+        # The database refused a value (out of range, not storable): bad input, not an outage,
+        # so never "retry". Schemas bound what they can; this is the net under them.
+        # The type only: the database's message may quote the value, which may be personal.
+        logger.warning("database refused a value on %s: %s", request.path, type(exc).__name__)
+        body = {
+            "detail": "A value in the request is out of range or cannot be stored.",
+            "code": "invalid",
+            "field": None,
+        }
+        return api.create_response(request, body, status=422)
     # Reads (and key checks) cannot fall back to the recovery log; tell the bot to retry.
     logger.warning("database error on %s: %s", request.path, type(exc).__name__)
     body = {

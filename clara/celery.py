@@ -64,4 +64,11 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.curate_memories",
         "schedule": crontab(minute=50, hour=3),
     },
+    # 20 4 * * *  Retention, one task per organisation (memory/retention.py): conversations'
+    # text past the organisation's retention period is removed (summaries and analytics stay),
+    # people quiet for its set time are marked inactive. Idempotent; after the curator.
+    "apply-retention": {
+        "task": "memory.tasks.apply_retention_all",
+        "schedule": crontab(minute=20, hour=4),
+    },
 }

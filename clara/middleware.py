@@ -1,5 +1,6 @@
-"""Project middleware: health probes, privacy headers, and the API body size limit."""
+"""Project middleware: health probes, privacy headers, malformed requests, the API body size limit."""
 
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -57,6 +58,34 @@ class PrivacyHeadersMiddleware:
         if "no-store" not in response.get("Cache-Control", ""):
             response["Cache-Control"] = "no-store"
         return response
+
+
+# RFC 9110: Content-Length = 1*DIGIT. Anything else (abc, -1, 1e3, " 5") is a malformed request.
+_CONTENT_LENGTH = re.compile(r"[0-9]{1,19}")
+
+
+class MalformedRequestMiddleware:
+    """400 for a request whose framing is broken, before anything reads its body.
+
+    Django reads a bad Content-Length in some places as 0 and in others raises ValueError (a
+    500 from `request.body` or `request.POST`); RFC 9112 says such a request gets 400. The API
+    answers in its JSON error shape with the header named; other pages get a plain line.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        length = request.META.get("CONTENT_LENGTH")
+        if length and not _CONTENT_LENGTH.fullmatch(length):
+            detail = "The Content-Length header must be a whole number of bytes."
+            if request.path.startswith(API_PREFIX):
+                body = {"detail": detail, "code": "malformed", "field": "Content-Length"}
+                return JsonResponse(body, status=400)
+            return HttpResponse(
+                f"Bad request: {detail}", status=400, content_type="text/plain; charset=utf-8"
+            )
+        return self.get_response(request)
 
 
 class ApiBodyLimitMiddleware:

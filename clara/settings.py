@@ -63,6 +63,8 @@ MIDDLEWARE = [
     # Content-Security-Policy and Cache-Control: no-store on every response but static files.
     "clara.middleware.PrivacyHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # 400 for a malformed Content-Length, before anything (CSRF, the API) reads the body.
+    "clara.middleware.MalformedRequestMiddleware",
     # 413 for an API body over CLARA_API_MAX_BODY_BYTES, before anything reads it.
     "clara.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, minimum, selectors, services, words
+from dashboard import charts, minimum, params, selectors, services, words
 from dashboard.access import (
     Access,
     Need,
@@ -108,9 +108,9 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
     """
     org = get_organisation_for(request.user, slug, need=Need.ADMIN)
     try:
-        page = max(int(request.GET.get("page", 1)), 1)
-    except ValueError:
-        page = 1
+        page = params.page_number(request)
+    except params.BadParameter as bad:
+        return bad.response()
     rows, more = selectors.organisation_audit(organisation=org.organisation, page=page)
     context = {"organisation": org.organisation, "rows": rows, "page": page, "more": more}
     return render(request, "dashboard/audit.html", context)
@@ -249,9 +249,9 @@ def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 def person_sessions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     access = get_person_for(request.user, person_id, action=AuditAction.VIEW_SESSIONS)
     try:
-        page = max(int(request.GET.get("page", 1)), 1)
-    except ValueError:
-        page = 1
+        page = params.page_number(request)
+    except params.BadParameter as bad:
+        return bad.response()
     rows, more = selectors.sessions_page(
         person=access.person, page=page, per_page=selectors.SESSIONS_PER_PAGE
     )

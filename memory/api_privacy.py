@@ -7,18 +7,18 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.http import HttpResponse
-from ninja import Router, Schema
+from ninja import Router
 
 from memory import privacy
 from memory.conversations import audit, tenancy
 from memory.conversations.models import AccessAction, AccessOutcome, Scope
 from memory.core.errors import Invalid
-from memory.core.schemas import ERRORS
+from memory.core.schemas import ERRORS, RequestSchema
 
 router = Router(tags=["memories"])
 
 
-class EraseIn(Schema):
+class EraseIn(RequestSchema):
     # The person's id again: erasure cannot happen by a mistyped URL alone.
     confirm: UUID
 

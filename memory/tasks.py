@@ -10,6 +10,7 @@ from celery import shared_task
 
 from memory.companion.tasks import decide_check_ins, schedule_check_ins
 from memory.conversations.tasks import expire_idle_sessions, replay_recovery_log
+from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
 from memory.facts.tasks import (
     curate_memories,
     expire_memories,
@@ -25,6 +26,8 @@ from memory.insights.tasks import (
 )
 
 __all__ = [
+    "apply_retention",
+    "apply_retention_all",
     "checkpoint_sqlite_wal",
     "compute_all_trends",
     "compute_person_trends",
@@ -67,3 +70,26 @@ def checkpoint_sqlite_wal() -> dict[str, int] | None:
         cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
         busy, log, checkpointed = cursor.fetchone()
     return {"busy": busy, "log": log, "checkpointed": checkpointed}
+
+
+@shared_task(name="memory.tasks.apply_retention", **RETRY_ON_DATABASE_ERRORS)
+def apply_retention(organisation_id: str) -> dict[str, int]:
+    """One organisation's retention (memory/retention.py): old conversations' text, statuses."""
+    import uuid
+    from dataclasses import asdict
+
+    from memory import retention
+
+    report = retention.retention_apply(organisation_id=uuid.UUID(organisation_id))
+    return asdict(report)
+
+
+@shared_task(name="memory.tasks.apply_retention_all")
+def apply_retention_all() -> int:
+    """Fan out: one apply_retention task per organisation. Returns how many were queued."""
+    from memory.conversations.models import Organisation
+
+    ids = list(Organisation.objects.values_list("id", flat=True))
+    for organisation_id in ids:
+        apply_retention.delay(str(organisation_id))
+    return len(ids)

@@ -14,6 +14,7 @@ from django.forms.models import BaseInlineFormSet
 from django.utils import timezone
 from django.utils.html import format_html
 
+from memory import retention
 from memory.admin.base import (
     AppendOnlyAdmin,
     LinksMixin,
@@ -24,6 +25,7 @@ from memory.admin.base import (
     short,
 )
 from memory.conversations import services
+from memory.conversations.models import AccessChannel
 from memory.core.person import CaregiverContext
 from memory.models import (
     ApiKey,
@@ -66,9 +68,23 @@ class PersonAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
         "records",
     )
     readonly_fields = ("id", "created_at", "last_active_at", "records")
+    actions = ("archive_people",)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_session_count=Count("sessions"))
+
+    @admin.action(description="Archive selected people", permissions=["change"])
+    def archive_people(self, request, queryset):
+        archived = sum(
+            retention.person_archive(
+                person=person,
+                actor=f"user:{request.user.get_username()}",
+                channel=AccessChannel.ADMIN,
+                user=request.user,
+            )
+            for person in queryset
+        )
+        self.message_user(request, f"Archived {archived} person(s).", messages.SUCCESS)
 
     def has_add_permission(self, request):
         # A person appears when the bot first talks with them, under the bot's own user id.

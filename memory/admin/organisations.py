@@ -20,6 +20,9 @@ from memory.models import (
     Persona,
 )
 
+# Set on an organisation's change page (memory/retention.py); a new one starts with the defaults.
+RETENTION_FIELDS = ("transcript_retention_days", "inactive_after_days")
+
 
 @admin.register(Organisation)
 class OrganisationAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
@@ -28,8 +31,20 @@ class OrganisationAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
     list_display = ("slug", "name", "contact_email", "created_at")
     search_fields = ("slug", "name")
     ordering = ("slug",)
-    fields = ("slug", "name", "contact_email", "created_at")
+    fields = (
+        "slug",
+        "name",
+        "contact_email",
+        "transcript_retention_days",
+        "inactive_after_days",
+        "created_at",
+    )
     readonly_fields = ("created_at",)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return [f for f in self.fields if f not in RETENTION_FIELDS]
+        return self.fields
 
     def has_add_permission(self, request):
         return request.user.is_superuser

@@ -23,13 +23,14 @@ from memory.conversations.schemas import (
     Text,
     emotion_reading,
 )
+from memory.core.schemas import RequestSchema
 
 router = Router(tags=["turns and companions"])
 
 PolicyName = Literal[tuple(MemoryPolicy.values)]  # type: ignore[valid-type]
 
 
-class TurnMessageIn(Schema):
+class TurnMessageIn(RequestSchema):
     message: MessageText
     # The bot's id for this message: a retried POST is recognised, not queued twice.
     client_key: Text(min_length=1, max_length=128)
@@ -44,7 +45,7 @@ class TurnOut(Schema):
     parts: list[str] = []
 
 
-class TurnCompleteIn(Schema):
+class TurnCompleteIn(RequestSchema):
     assistant_message: AssistantText
     emotion: EmotionIn | None = None
     processing_time_ms: int | None = Field(default=None, ge=0, le=3_600_000)
@@ -57,7 +58,7 @@ class TurnCompleteOut(Schema):
     waiting: int
 
 
-class PersonaIn(Schema):
+class PersonaIn(RequestSchema):
     persona: Text(min_length=1, max_length=32)
 
 
@@ -67,7 +68,7 @@ class PersonaOut(Schema):
     memory_policy: str
 
 
-class PersonaPolicyIn(Schema):
+class PersonaPolicyIn(RequestSchema):
     memory_policy: PolicyName
     display_name: Text(min_length=1, max_length=100) | None = None
 

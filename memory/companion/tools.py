@@ -31,6 +31,7 @@ from memory.conversations.models import (
 )
 from memory.conversations.schemas import EmotionIn, MessageText, PastTime, emotion_reading
 from memory.conversations.tenancy import Caller
+from memory.core import strict_json
 from memory.core.errors import Invalid, NotFound
 from memory.facts import notes as person_notes
 from memory.facts import ranking as retrieval
@@ -321,6 +322,8 @@ def call(
 
 def _run(tool: Tool, arguments: dict[str, Any], caller: Caller) -> tuple[dict[str, Any], _Args]:
     caller.require(tool.scope)
+    # The REST body was checked by the API's parser; MCP's arguments arrive parsed by the SDK.
+    strict_json.check(arguments)
     try:
         args = tool.args.model_validate(arguments)
     except ValidationError as exc:

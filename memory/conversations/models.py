@@ -7,6 +7,7 @@ product updates or deletes them (erasure of a whole person aside).
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -60,6 +61,16 @@ class Organisation(models.Model):
     # Who to tell when an urgent alert is not acknowledged by the care team.
     contact_email = models.EmailField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
+    # Retention (memory/retention.py, nightly): conversations' text is kept this many days after
+    # a conversation's last message, then removed; summaries and analytics stay.
+    transcript_retention_days = models.PositiveIntegerField(
+        default=365, validators=[MinValueValidator(1), MaxValueValidator(36_500)]
+    )
+    # A person with no conversation for this many days is marked inactive (archived people stay
+    # archived; a person who talks again is active again).
+    inactive_after_days = models.PositiveIntegerField(
+        default=90, validators=[MinValueValidator(1), MaxValueValidator(36_500)]
+    )
 
     class Meta:
         db_table = "organisations"
@@ -78,6 +89,12 @@ def default_organisation_id() -> uuid.UUID:
     The default for rows created without an organisation: commands run without `--org`, and code
     that has no caller. Everything a caller creates names the caller's organisation explicitly.
     """
+    # The id alone: migrations call this as a field default, before later columns exist.
+    found = (
+        Organisation.objects.filter(slug=DEFAULT_ORGANISATION).values_list("pk", flat=True).first()
+    )
+    if found is not None:
+        return found
     organisation, _ = Organisation.objects.get_or_create(
         slug=DEFAULT_ORGANISATION, defaults={"name": "Default organisation"}
     )
@@ -204,6 +221,8 @@ class Session(models.Model):
     # Set once the person asked one thing five or more times: for caregivers, never the prompt.
     chronic_repetition_pattern = models.BooleanField(default=False)
     session_summary = EncryptedJSONField(null=True, blank=True)
+    # When retention removed the text of its messages (memory/retention.py); null while kept.
+    transcript_removed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "sessions"
@@ -518,6 +537,7 @@ class AccessChannel(models.TextChoices):
     API = "api", "REST API"
     MCP = "mcp", "MCP"
     ADMIN = "admin", "admin"
+    JOB = "job", "nightly job"
 
 
 class AccessAction(models.TextChoices):
@@ -535,6 +555,10 @@ class AccessAction(models.TextChoices):
     FORGET = "forget", "forgot memories"
     ERASE = "erase", "erased a person"
     ADMIN_MESSAGES = "admin_messages", "read messages in the admin"
+    RETENTION = "retention", "removed conversation text past the retention period"
+    MARK_INACTIVE = "mark_inactive", "marked a person inactive"
+    MARK_ACTIVE = "mark_active", "marked a person active again"
+    ARCHIVE = "archive", "archived a person"
 
 
 class AccessOutcome(models.TextChoices):

@@ -21,6 +21,13 @@ def _no_nul(value: str) -> str:
     if "\x00" in value:
         # PostgreSQL cannot store NUL in text; refuse it on every database alike.
         raise ValueError("must not contain NUL characters")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate ("\ud800"): no database can encode it. The API's parser refuses
+            # it in any JSON body; this covers callers that are not HTTP (MCP, services).
+            raise ValueError("must be valid Unicode (no lone surrogates)") from None
     return value
 
 

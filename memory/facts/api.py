@@ -17,12 +17,17 @@ from memory.conversations import audit, tenancy
 from memory.conversations.models import AccessAction, Scope
 from memory.conversations.tenancy import Caller
 from memory.core.errors import NotFound
-from memory.core.schemas import ERRORS, Text
+from memory.core.schemas import ERRORS, RequestSchema, Text
 from memory.facts import search, store
 from memory.facts import tenancy as facts_tenancy
 from memory.facts.models import Memory, MemoryType
 
 router = Router(tags=["memories"])
+
+# How far a caller may page: past this a listing is a scan, not a page.
+MAX_OFFSET = 10_000
+# Deeper than any namespace can be (each part is at least one character and a separator).
+MAX_DEPTH = 100
 
 MemoryTypeName = Literal[tuple(MemoryType.values)]  # type: ignore[valid-type]
 SourceName = Literal[tuple(Memory.Source.values)]  # type: ignore[valid-type]
@@ -47,7 +52,7 @@ Content = Annotated[
 ]
 
 
-class MemoryIn(Schema):
+class MemoryIn(RequestSchema):
     namespace: Namespace
     key: Text(max_length=store.MAX_KEY, min_length=1) | None = None
     content: Content
@@ -66,6 +71,7 @@ class MemoryIn(Schema):
     ttl_minutes: float | None = Field(
         default=None,
         gt=0,
+        le=store.MAX_TTL_MINUTES,
         description="Omit for the type's default; null keeps it until forgotten.",
     )
     source: SourceName = Memory.Source.TOOL
@@ -107,7 +113,7 @@ class UpsertOut(Schema):
     memory: MemoryOut
 
 
-class SearchIn(Schema):
+class SearchIn(RequestSchema):
     prefix: Prefix = Field(..., min_length=2)
     query: Text(max_length=2000) | None = None
     types: list[MemoryTypeName] = []
@@ -116,7 +122,7 @@ class SearchIn(Schema):
     status: StatusName = Memory.Status.ACTIVE
     filter: dict[str, Any] = {}
     limit: int = Field(default=10, ge=1, le=search.MAX_LIMIT)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     threshold: float | None = Field(default=None, ge=-1, le=1)
     entity_cards: bool = False
 
@@ -132,12 +138,12 @@ class SearchOut(Schema):
     entity_cards: list[str]
 
 
-class NamespacesIn(Schema):
+class NamespacesIn(RequestSchema):
     prefix: Prefix = []
     suffix: Prefix = []
-    max_depth: int | None = Field(default=None, ge=1)
+    max_depth: int | None = Field(default=None, ge=1, le=MAX_DEPTH)
     limit: int = Field(default=100, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
 
 class NamespacesOut(Schema):
@@ -153,12 +159,12 @@ class DeletedOut(Schema):
     deleted: int
 
 
-class ForgetIn(Schema):
+class ForgetIn(RequestSchema):
     entity: Text(max_length=100, min_length=3) | None = None
     type: MemoryTypeName | None = None
 
 
-class MemorySettingsIn(Schema):
+class MemorySettingsIn(RequestSchema):
     enabled: bool
 
 

@@ -21,6 +21,9 @@ MAX_KEY = 200
 MAX_CONTENT_TOKENS = 2048
 CHARS_PER_TOKEN = 4
 MAX_ENTITY_REFS = 20
+# The longest a memory may be kept before it is forgotten: ten years, in minutes. Longer is
+# "until forgotten" (null); an unbounded number overflows the calendar.
+MAX_TTL_MINUTES = 10 * 366 * 24 * 60
 
 
 # --- Validation -------------------------------------------------------------------------------

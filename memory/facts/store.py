@@ -40,6 +40,7 @@ from memory.facts.namespaces import (  # noqa: F401 - the store's names, used by
     MAX_ENTITY_REFS,
     MAX_KEY,
     MAX_NAMESPACE_PART,
+    MAX_TTL_MINUTES,
     PERSON_ROOT,
     SEP,
     clean_text,
@@ -98,8 +99,12 @@ def _expiry(*, type: str, ttl_minutes: float | None | Any, at: datetime) -> date
         return at + ttl if ttl else None
     if ttl_minutes is None:
         return None
-    if ttl_minutes <= 0:
-        raise Invalid("ttl_minutes must be positive.", field="ttl_minutes")
+    if not 0 < ttl_minutes <= MAX_TTL_MINUTES:
+        raise Invalid(
+            f"ttl_minutes must be more than 0 and at most {MAX_TTL_MINUTES} (ten years); "
+            "null keeps the memory until it is forgotten.",
+            field="ttl_minutes",
+        )
     return at + timedelta(minutes=ttl_minutes)
 
 

@@ -274,9 +274,13 @@ def test_superusers_create_and_edit_organisations_and_staff_cannot(orgs, admin_c
     assert admin_client.post(_url(Organisation, "add"), data).status_code == 302
     hill = Organisation.objects.get(slug="hill-house")
     assert (hill.name, hill.contact_email) == ("Hill House", "duty@hill.example")
+    assert (hill.transcript_retention_days, hill.inactive_after_days) == (365, 90)
     data["contact_email"] = "night@hill.example"
+    data |= {"transcript_retention_days": "180", "inactive_after_days": "60"}
     assert admin_client.post(_url(Organisation, "change", hill.pk), data).status_code == 302
-    assert Organisation.objects.get(pk=hill.pk).contact_email == "night@hill.example"
+    hill = Organisation.objects.get(pk=hill.pk)
+    assert hill.contact_email == "night@hill.example"
+    assert (hill.transcript_retention_days, hill.inactive_after_days) == (180, 60)
 
     a = orgs[0]["org"]
     assert ann_client.get(_url(Organisation, "add")).status_code == 403
