@@ -149,6 +149,7 @@ def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         "choices": TIMELINE_CHOICES,
         "usual": words.upset_score(timeline.baseline),
         "usual_words": words.upset_words(timeline.baseline),
+        "band": None if timeline.band is None else [words.upset_score(v) for v in timeline.band],
     }
     return _render(request, "dashboard/person_emotions.html", access, context, partial="emotions")
 
@@ -162,16 +163,18 @@ def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     name = _short_name(access)
     heatmap = selectors.distress_heatmap(person=access.person, now=now)
     weeks = selectors.weekly_distress(person=access.person, now=now)
+    recent, before = selectors.last_7_days(person=access.person, now=now)
     hardest = heatmap.hardest_hours()
     context = {
         "heatmap": heatmap,
         "heatmap_chart": charts.to_json(charts.heatmap_figure(heatmap, name=name)),
         "weekly_chart": charts.to_json(charts.weekly_figure(weeks, name=name)),
         "hardest": None if hardest is None else [charts._hour_label(h) for h in hardest],
-        "this_week": weeks[-1] if weeks else None,
-        "last_week": weeks[-2] if len(weeks) > 1 else None,
-        "this_week_words": words.upset_words(weeks[-1].average) if weeks else None,
-        "last_week_words": words.upset_words(weeks[-2].average) if len(weeks) > 1 else None,
+        "weeks": weeks,
+        "stretches": [
+            words.stretch_sentence(recent, label="The last 7 days"),
+            words.stretch_sentence(before, label="The 7 days before"),
+        ],
     }
     return _render(request, "dashboard/person_patterns.html", access, context, partial="patterns")
 
@@ -238,7 +241,8 @@ def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         "kinds": kinds,
         "stories": stories[:10],
         "conversations": conversations,
-        "chart": charts.to_json(figure) if any(k.drop is not None for k in kinds) else None,
+        "chart": charts.to_json(figure) if any(k.enough for k in kinds) else None,
+        "min_measured": selectors.CALMING_MIN_MEASURED,
     }
     return _render(request, "dashboard/person_calming.html", access, context, partial="calming")
 
