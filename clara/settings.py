@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # The dashboard's 403, 404 and 500 pages under any DEBUG (never the URL list or a traceback).
+    "dashboard.errors.ErrorPagesMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -143,6 +145,9 @@ else:
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# A failed CSRF check gets the dashboard's 403 page, not Django's bare one.
+CSRF_FAILURE_VIEW = "dashboard.errors.csrf_failure"
 
 # --- Auth, i18n, static -----------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
