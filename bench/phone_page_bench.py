@@ -41,7 +41,7 @@ SETTLED = """() => {
   if (document.readyState !== 'complete') return false;
   if (document.querySelector('.loading, .htmx-request')) return false;
   const charts = document.querySelectorAll('script[data-chart]').length;
-  return charts > 0 && document.querySelectorAll('.chart svg.main-svg').length === charts;
+  return charts > 0 && [...document.querySelectorAll('.chart')].filter(c => c.querySelector('svg.main-svg')).length === charts;
 }"""
 
 
