@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, selectors, services, words
+from dashboard import charts, conversation_search, selectors, services, words
 from dashboard.access import (
     Access,
     Need,
@@ -256,13 +256,12 @@ def person_sessions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         page = max(int(request.GET.get("page", 1)), 1)
     except ValueError:
         page = 1
-    rows, more = selectors.sessions_page(
-        person=access.person, page=page, per_page=selectors.SESSIONS_PER_PAGE
-    )
-    context = {"sessions": rows, "more": more, "page": page, "next_page": page + 1}
+    context, status = conversation_search.search_context(request, access, page=page)
     # htmx asking for page 2+ gets only the rows (and the next "more" button) to append.
     partial = "session-rows" if page > 1 else "sessions"
-    return _render(request, "dashboard/person_sessions.html", access, context, partial=partial)
+    return _render(
+        request, "dashboard/person_sessions.html", access, context, partial=partial, status=status
+    )
 
 
 @login_required
@@ -290,6 +289,7 @@ def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -
             for t in summary.get("key_topics") or []
         ],
         "stories": selectors.story_titles(summary.get("narratives_used") or []),
+        "neighbours": conversation_search.neighbours(person=access.person, started=row.started),
     }
     return _render(request, "dashboard/session.html", access, context)
 
