@@ -173,7 +173,7 @@ STATIC_COLLECTED = env_bool("STATIC_COLLECTED", not DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "clara.storage.CollectedStaticStorage"
         if STATIC_COLLECTED
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
