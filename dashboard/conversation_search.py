@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta
 
 from django.db.models import Exists, OuterRef
 
-from dashboard import words
+from dashboard import selectors, words
 from dashboard.access import Need, get_person_for
 from dashboard.forms import ConversationFilterForm
 from dashboard.models import AuditAction
@@ -146,7 +146,12 @@ def search_context(request, access, *, page: int) -> tuple[dict, int]:
             action=AuditAction.VIEW_TRANSCRIPT,
             object_id="search",
         )
-    found = conversations_find(person=access.person, filters=filters, page=page)
+    found = conversations_find(
+        person=access.person,
+        filters=filters,
+        page=page,
+        per_page=selectors.SESSIONS_PER_PAGE,  # read at call time: tests and settings change it
+    )
     query = request.GET.copy()
     query["page"] = page + 1
     return {
