@@ -32,10 +32,12 @@ install: .venv/.synced
 # logins and the key last; then web, worker and scheduler start together (Procfile.dev). Ctrl-C
 # stops all three, and so does one of them exiting. honcho kills what is still running after
 # KILL_WAIT; the worker on the embedded broker takes up to ~7 s to stop cleanly, so it gets 20.
+# collectstatic first: the web process serves its output compressed (Procfile.dev).
 # --env /dev/null: settings come from the environment only, as for prepare_run. Unbuffered, so
 # each line shows when it happens, even through a pipe.
 run: export PYTHONUNBUFFERED = 1
 run: install
+	STATIC_COLLECTED=1 $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py prepare_run
 	$(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
 		start --env /dev/null --procfile Procfile.dev --port $(PORT)

@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from clara import health
@@ -11,5 +13,12 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
+    # Browsers ask for /favicon.ico whatever the page links; the icon is a static file.
+    path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     path("", include("dashboard.urls")),
 ]
+
+# DEBUG off; with DEBUG on dashboard.errors.ErrorPagesMiddleware answers the same.
+handler403 = "dashboard.errors.forbidden"
+handler404 = "dashboard.errors.not_found"
+handler500 = "dashboard.errors.server_error"

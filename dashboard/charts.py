@@ -2,7 +2,7 @@
 
 One house layout (no Plotly template: the default one adds ~6.5 KB a figure), large type, and
 colours that keep at least 3:1 contrast on both the light and the dark page (WCAG 1.4.11 for
-graphics), with a different marker shape per feeling so colour is never the only cue. Every
+graphics), with a different marker shape per series so colour is never the only cue. Every
 title says what the chart shows. x values are ISO strings: Plotly validates datetimes slowly.
 static/dashboard/charts.js renders them and adapts text colours to the page's theme.
 """
@@ -20,7 +20,7 @@ from dashboard.selectors import (
     Timeline,
     Week,
 )
-from memory.models import Emotion, QuestionType
+from memory.models import QuestionType
 
 BLUE = "#1A73E8"
 VERMILION = "#D55E00"
@@ -30,15 +30,6 @@ AMBER = "#A26900"
 RED = "#C0392B"
 GREY = "#767676"
 
-FEELING_STYLE = {  # colour, marker symbol
-    Emotion.CALM: (GREEN, "circle"),
-    Emotion.NEUTRAL: (BLUE, "circle-open"),
-    Emotion.LONELY: (PURPLE, "diamond"),
-    Emotion.SAD: (PURPLE, "square"),
-    Emotion.CONFUSED: (AMBER, "triangle-up"),
-    Emotion.ANXIOUS: (VERMILION, "triangle-down"),
-    Emotion.FEARFUL: (RED, "x"),
-}
 QUESTION_COLOURS = {
     QuestionType.LOCATION: BLUE,
     QuestionType.TIME: AMBER,
@@ -77,36 +68,67 @@ def _hour_label(hour: int) -> str:
     return f"{hour % 12}{'am' if hour < 12 else 'pm'}"
 
 
+def _wrap(label: str, width: int = 16) -> str:
+    """A long category label on several lines (<br>), so a phone shows it whole."""
+    lines: list[str] = []
+    for word in label.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
 def timeline_figure(timeline: Timeline, *, name: str) -> go.Figure:
-    """How upset the person was at each message, one marker per feeling, over their usual range."""
+    """Each day's average as a line over the usual range, each day's most upset moment as a
+    marker (so a bad hour is never averaged away), and stars where a person was needed, at the
+    level of the reading that raised them. Three legend entries: it fits a phone."""
+    days = timeline.by_day
     traces = []
-    for emotion, (colour, symbol) in FEELING_STYLE.items():
-        chosen = [p for p in timeline.points if p[2] == emotion]
-        if not chosen:
-            continue
+    if days:
         traces.append(
             go.Scatter(
-                x=[at.strftime("%Y-%m-%d %H:%M") for at, *_ in chosen],
-                y=[round(distress * 100) for _, distress, *_ in chosen],
+                x=[f"{d.day.isoformat()} 12:00" for d in days],  # midday: the day's middle
+                y=[round(d.average * 100) for d in days],
+                mode="lines+markers",
+                name="day's average",
+                line={"color": BLUE, "width": 2.5},
+                marker={"color": BLUE, "size": 5},
+                customdata=[d.readings for d in days],
+                hovertemplate="%{x|%a %-d %b}: %{y} of 100 on average "
+                "(%{customdata} readings)<extra></extra>",
+            )
+        )
+        traces.append(
+            go.Scatter(
+                x=[d.peak_at.strftime("%Y-%m-%d %H:%M") for d in days],
+                y=[round(d.peak * 100) for d in days],
                 mode="markers",
-                name=words.feeling(emotion),
-                marker={"color": colour, "symbol": symbol, "size": 8, "line": {"width": 1.5}},
-                hovertemplate="%{x}<br>%{fullData.name}, %{y} of 100<extra></extra>",
+                name="most upset moment",
+                marker={
+                    "color": VERMILION,
+                    "symbol": "triangle-up",
+                    "size": 9,
+                    "line": {"width": 1},
+                },
+                text=[words.feeling(d.peak_emotion) for d in days],
+                hovertemplate="%{x|%a %-d %b %H:%M}: %{y} of 100, %{text}<extra></extra>",
             )
         )
     if timeline.escalations:
         traces.append(
             go.Scatter(
-                x=[at.strftime("%Y-%m-%d %H:%M") for at, _ in timeline.escalations],
-                y=[100] * len(timeline.escalations),
+                x=[at.strftime("%Y-%m-%d %H:%M") for at, *_ in timeline.escalations],
+                # At the level of the reading that raised it; the top only if none is known.
+                y=[100 if d is None else round(d * 100) for *_, d in timeline.escalations],
                 mode="markers",
                 name="needed a person",
-                marker={"color": RED, "symbol": "star", "size": 16},
+                marker={"color": RED, "symbol": "star", "size": 16, "line": {"width": 1}},
                 text=[
                     words.ESCALATION_REASONS.get(r or "", "needed help")
-                    for _, r in timeline.escalations
+                    for _, r, _ in timeline.escalations
                 ],
-                hovertemplate="%{x}<br>Needed a person: %{text}<extra></extra>",
+                hovertemplate="%{x|%a %-d %b %H:%M}: needed a person, %{text}<extra></extra>",
             )
         )
     shapes = []
@@ -139,8 +161,7 @@ def timeline_figure(timeline: Timeline, *, name: str) -> go.Figure:
                 "layer": "below",
             }
         )
-    each = "in each conversation (average)" if timeline.per_conversation else "at each message"
-    title = f"How upset {name} was {each}, last {timeline.days} days"
+    title = f"How upset {name} was each day (0–100), last {timeline.days} days"
     if band is not None:
         title += " (grey band: usual range)"
     return go.Figure(
@@ -149,13 +170,17 @@ def timeline_figure(timeline: Timeline, *, name: str) -> go.Figure:
             title,
             shapes=shapes,
             yaxis={"title": {"text": "how upset (0–100)"}, "range": [-3, 105], "fixedrange": True},
-            xaxis={"type": "date"},
+            xaxis={"type": "date", "tickformat": "%-d %b", "nticks": 6},
         ),
     )
 
 
 def heatmap_figure(heatmap: Heatmap, *, name: str) -> go.Figure:
-    """Average distress by weekday and hour of day: late-day upset (sundowning) shows as a band."""
+    """Average distress by weekday and hour of day: late-day upset (sundowning) shows as a band.
+
+    Hours are numbers on the axis with a label every 3 hours (every hour's label collides on a
+    phone); each square's hover names its hour.
+    """
     hours = [h for h in range(24) if any(heatmap.readings[d][h] for d in range(7))]
     if hours:
         hours = list(range(min(hours), max(hours) + 1))
@@ -166,27 +191,35 @@ def heatmap_figure(heatmap: Heatmap, *, name: str) -> go.Figure:
         ]
         for d in range(7)
     ]
-    counts = [[heatmap.readings[d][h] for h in hours] for d in range(7)]
+    hover = [[[heatmap.readings[d][h], _hour_label(h)] for h in hours] for d in range(7)]
+    ticks = [h for h in hours if h % 3 == 0] or hours[:1]
     figure = go.Figure(
         data=[
             go.Heatmap(
-                x=[_hour_label(h) for h in hours],
+                x=hours,
                 y=WEEKDAYS,
                 z=z,
-                customdata=counts,
+                customdata=hover,
                 zmin=0,
                 zmax=100,
                 colorscale=UPSET_SCALE,
                 xgap=2,
                 ygap=2,
-                colorbar={"title": {"text": "how upset"}, "thickness": 14},
-                hovertemplate="%{y} %{x}: %{z} of 100 (%{customdata} readings)<extra></extra>",
+                colorbar={"title": {"text": "how<br>upset"}, "thickness": 12},
+                hovertemplate="%{y} %{customdata[1]}: %{z} of 100 "
+                "(%{customdata[0]} readings)<extra></extra>",
             )
         ],
         layout=_layout(
             f"When {name} is most upset: day of week and hour, last {heatmap.days} days",
             yaxis={"autorange": "reversed", "fixedrange": True},
-            xaxis={"fixedrange": True, "tickangle": 0},
+            xaxis={
+                "fixedrange": True,
+                "tickangle": 0,
+                "tickmode": "array",
+                "tickvals": ticks,
+                "ticktext": [_hour_label(h) for h in ticks],
+            },
             height=380,
         ),
     )
@@ -276,27 +309,32 @@ def questions_by_hour_figure(hours: Sequence[HourCount], *, name: str, days: int
 
 
 def calming_figure(kinds: Sequence[Calming], *, name: str, conversations: int) -> go.Figure:
-    """Points of distress (of 100) that fell after each kind of story; longer bars helped more."""
-    measured = [k for k in kinds if k.drop is not None]
+    """Points of distress (of 100) that fell after each kind of reply measured often enough to
+    rank; each label says how many times it was measured, and labels wrap to fit a phone."""
+    measured = [k for k in kinds if k.enough]
     return go.Figure(
         data=[
             go.Bar(
                 x=[k.drop for k in measured],
-                y=[k.name for k in measured],
+                y=[_wrap(f"{k.name} ({k.measured}×)") for k in measured],
                 orientation="h",
                 marker={"color": [GREEN if k.drop > 0 else GREY for k in measured]},
-                customdata=[k.uses for k in measured],
-                hovertemplate="%{y}: %{x} points calmer on average (%{customdata} times)"
-                "<extra></extra>",
+                customdata=[k.measured for k in measured],
+                hovertemplate="%{x} points of 100 calmer on average, "
+                "measured %{customdata} times<extra></extra>",
             )
         ],
         layout=_layout(
-            f"How much calmer {name} was after each kind of story "
+            f"How much calmer {name} was after each thing Clara tried "
             f"(points of 100, last {conversations} conversations)",
             yaxis={"autorange": "reversed", "automargin": True, "fixedrange": True},
-            xaxis={"title": {"text": "points calmer"}, "zeroline": True, "fixedrange": True},
+            xaxis={
+                "title": {"text": "points calmer (of 100)"},
+                "zeroline": True,
+                "fixedrange": True,
+            },
             showlegend=False,
-            height=120 + 48 * max(len(measured), 1),
+            height=120 + 56 * max(len(measured), 1),
         ),
     )
 

@@ -107,3 +107,23 @@ class MemoryEditForm(forms.Form):
 
 class EraseForm(forms.Form):
     confirm_name = forms.CharField(max_length=200, strip=True)
+
+
+class ConversationFilterForm(forms.Form):
+    """Which conversations to list: words (members who may read them), feeling, alert, dates."""
+
+    q = forms.CharField(label="Words", required=False, max_length=100, strip=True)
+    feeling = forms.ChoiceField(label="Mostly felt", required=False)
+    alert = forms.BooleanField(label="Only with an alert", required=False)
+    start = forms.DateField(label="From", required=False, widget=forms.DateInput({"type": "date"}))
+    end = forms.DateField(label="To", required=False, widget=forms.DateInput({"type": "date"}))
+
+    def __init__(self, *args, feelings: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["feeling"].choices = [("", "any feeling"), *feelings]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("start") and data.get("end") and data["start"] > data["end"]:
+            self.add_error("end", "The end date is before the start date.")
+        return data

@@ -44,8 +44,6 @@ from memory.models import (
 )
 
 TIMELINE_DAYS = 30
-# Longer timelines show one mark per conversation instead of one per message.
-PER_MESSAGE_DAYS = 30
 HEATMAP_DAYS = 90
 WEEKS_SHOWN = 12
 REPETITION_DAYS = 30
@@ -57,6 +55,9 @@ REPEATED_MESSAGES = 2000
 MERGE_WORDINGS = 400
 SESSIONS_PER_PAGE = 20
 ALERTS_SHOWN = 30
+# "What helps" ranks a kind of reply or a story only after it was followed by this many readings
+# (on 2 or 3 tellings one good afternoon looks like a cure); below it says "not enough yet".
+CALMING_MIN_MEASURED = 5
 NOT_ACKNOWLEDGED = [Alert.Status.OPEN, Alert.Status.LOOKING_INTO]
 
 
@@ -225,15 +226,26 @@ def latest_trends(*, person: Person, now: datetime) -> dict:
 
 
 @dataclass
+class Day:
+    """One local day of readings: its average and its most upset moment (never averaged away)."""
+
+    day: date
+    average: float
+    peak: float
+    peak_at: datetime
+    peak_emotion: str
+    readings: int
+
+
+@dataclass
 class Timeline:
     zone: str
     days: int
-    # (local time, distress 0–1, emotion, session id), oldest first
-    points: list[tuple[datetime, float, str, uuid.UUID]]
+    by_day: list[Day]  # oldest first; only days with readings
     baseline: float | None
     spread: float | None
-    escalations: list[tuple[datetime, str | None]]
-    per_conversation: bool = False
+    # (local time, reason, distress 0–1 of the reading it was raised on, or None if unknown)
+    escalations: list[tuple[datetime, str | None, float | None]]
 
     @property
     def band(self) -> tuple[float, float] | None:
@@ -242,39 +254,53 @@ class Timeline:
         spread = self.spread or 0.0
         return max(self.baseline - spread, 0.0), min(self.baseline + spread, 1.0)
 
+    @property
+    def readings(self) -> int:
+        return sum(day.readings for day in self.by_day)
+
+
+# The timeline reads at most this many readings (the newest): ~90 days of a person who talks
+# all day. Beyond it the oldest days are left out, never thinned.
+TIMELINE_READINGS = 20_000
+
 
 def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS) -> Timeline:
-    """Every reading of the last `days` days (one per conversation beyond 30 days), the usual
-    level (baseline) and its spread.
+    """Each local day of the last `days` days (its average and its highest reading), the usual
+    level (baseline) and its spread, and the moments that needed a person at their real level.
 
     The baseline is the nightly trends' (the last 30 conversations); the spread is the standard
-    deviation of the readings shown, so the band is "their usual range". Three queries.
+    deviation of the readings in the window, so the band is "their usual range". Days are
+    grouped here (the rows are three small columns, bounded by TIMELINE_READINGS) so the day
+    follows the person's own clock on every database. Four queries.
     """
     zone = person_zone(person)
     since = now - timedelta(days=days)
     window = DetectedEmotion.objects.filter(
         person_id=person.id, timestamp__gte=since, timestamp__lte=now
     )  # idx_emotions_user_time
-    per_conversation = days > PER_MESSAGE_DAYS
-    if per_conversation:
-        # A season at a glance: one mark per conversation (its average and main feeling).
-        rows = (
-            Session.objects.filter(
-                person_id=person.id, created_at__gte=since, created_at__lte=now
-            )  # idx_sessions_person_created
-            .annotate(average=Avg("emotions__distress_score"))
-            .filter(average__isnull=False)
-            .order_by("created_at")
-            .values_list("created_at", "average", "dominant_emotion", "id")
+    rows = list(
+        window.order_by("-timestamp").values_list("timestamp", "distress_score", "emotion")[
+            :TIMELINE_READINGS
+        ]
+    )
+    rows.reverse()
+    by_day: list[Day] = []
+    for day, readings in itertools.groupby(
+        ((at.astimezone(zone), distress, emotion) for at, distress, emotion in rows),
+        key=lambda row: row[0].date(),
+    ):
+        readings = list(readings)
+        peak_at, peak, peak_emotion = max(readings, key=lambda row: (row[1], row[0]))
+        by_day.append(
+            Day(
+                day=day,
+                average=sum(row[1] for row in readings) / len(readings),
+                peak=peak,
+                peak_at=peak_at,
+                peak_emotion=peak_emotion or Emotion.NEUTRAL,
+                readings=len(readings),
+            )
         )
-    else:
-        rows = window.order_by("timestamp").values_list(
-            "timestamp", "distress_score", "emotion", "session_id"
-        )
-    points = [
-        (at.astimezone(zone), distress, emotion or Emotion.NEUTRAL, session_id)
-        for at, distress, emotion, session_id in rows
-    ]
     stats = window.aggregate(
         mean=Avg("distress_score"),
         square=Avg(F("distress_score") * F("distress_score")),
@@ -289,25 +315,71 @@ def emotion_timeline(*, person: Person, now: datetime, days: int = TIMELINE_DAYS
         .first()
     )
     baseline = (trend or {}).get("baseline_distress", stats["mean"])
+    # The star sits at the reading the alert was raised on: the session's latest reading at or
+    # before the alert (the exchange write stores both in one transaction).
+    raised_on = (
+        DetectedEmotion.objects.filter(
+            session_id=OuterRef("session_id"), timestamp__lte=OuterRef("created_at")
+        )
+        .order_by("-timestamp")
+        .values("distress_score")[:1]
+    )
     escalations = [
-        (at.astimezone(zone), (detail or {}).get("reason"))
-        for at, detail in Alert.objects.filter(
+        (at.astimezone(zone), (detail or {}).get("reason"), distress)
+        for at, detail, distress in Alert.objects.filter(
             person_id=person.id,
             kind=Alert.Kind.ESCALATION,
             created_at__gte=since,
             created_at__lte=now,
         )
+        .annotate(distress=Subquery(raised_on))
         .order_by("created_at")
-        .values_list("created_at", "detail")
+        .values_list("created_at", "detail", "distress")
     ]
     return Timeline(
         zone=str(zone),
         days=days,
-        per_conversation=per_conversation,
-        points=points,
+        by_day=by_day,
         baseline=baseline,
         spread=spread,
         escalations=escalations,
+    )
+
+
+@dataclass
+class Stretch:
+    """Distress over a stretch of days: 'the last 7 days' or 'the 7 days before'."""
+
+    average: float | None
+    readings: int
+    conversations: int
+
+
+def last_7_days(*, person: Person, now: datetime) -> tuple[Stretch, Stretch]:
+    """The last 7 days (rolling, to now) and the 7 days before them: two queries.
+
+    Rolling days, not the calendar week: on a Monday morning a calendar week holds almost
+    nothing, and every comparison would read as a change.
+    """
+    cut, start = now - timedelta(days=7), now - timedelta(days=14)
+    recent, before = Q(timestamp__gte=cut), Q(timestamp__lt=cut)
+    readings = DetectedEmotion.objects.filter(
+        person_id=person.id, timestamp__gte=start, timestamp__lte=now
+    ).aggregate(
+        avg_recent=Avg("distress_score", filter=recent),
+        n_recent=Count("id", filter=recent),
+        avg_before=Avg("distress_score", filter=before),
+        n_before=Count("id", filter=before),
+    )  # idx_emotions_user_time
+    sessions = Session.objects.filter(
+        person_id=person.id, created_at__gte=start, created_at__lte=now, message_count__gt=0
+    ).aggregate(
+        recent=Count("id", filter=Q(created_at__gte=cut)),
+        before=Count("id", filter=Q(created_at__lt=cut)),
+    )  # idx_sessions_person_created
+    return (
+        Stretch(readings["avg_recent"], readings["n_recent"], sessions["recent"]),
+        Stretch(readings["avg_before"], readings["n_before"], sessions["before"]),
     )
 
 
@@ -693,6 +765,11 @@ class Calming:
         """How many points (of 100) calmer the person was after it, on average."""
         return None if self.change is None else -round(self.change * 100)
 
+    @property
+    def enough(self) -> bool:
+        """Measured often enough to rank: below CALMING_MIN_MEASURED it reads "not enough yet"."""
+        return self.change is not None and self.measured >= CALMING_MIN_MEASURED
+
 
 def what_calms(*, person: Person, now: datetime) -> tuple[list[Calming], list[Calming], int]:
     """Story kinds and stories ranked by the fall in distress that followed them.
@@ -729,8 +806,10 @@ def what_calms(*, person: Person, now: datetime) -> tuple[list[Calming], list[Ca
     ]
 
     def rank(item: Calming) -> tuple:
-        # Calmest first; stories with no measured change last.
-        return (item.change is None, item.change if item.change is not None else 0, item.name)
+        # Calmest first among those measured often enough; the rest after, most tried first.
+        if item.enough:
+            return (0, item.change, 0, item.name)
+        return (1, 0, -item.uses, item.name)
 
     return (
         sorted(by_category, key=rank),

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, minimum, params, selectors, services, words
+from dashboard import charts, conversation_search, minimum, params, selectors, services, words
 from dashboard.access import (
     Access,
     Need,
@@ -149,6 +149,7 @@ def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         "choices": TIMELINE_CHOICES,
         "usual": words.upset_score(timeline.baseline),
         "usual_words": words.upset_words(timeline.baseline),
+        "band": None if timeline.band is None else [words.upset_score(v) for v in timeline.band],
     }
     return _render(request, "dashboard/person_emotions.html", access, context, partial="emotions")
 
@@ -162,16 +163,18 @@ def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     name = _short_name(access)
     heatmap = selectors.distress_heatmap(person=access.person, now=now)
     weeks = selectors.weekly_distress(person=access.person, now=now)
+    recent, before = selectors.last_7_days(person=access.person, now=now)
     hardest = heatmap.hardest_hours()
     context = {
         "heatmap": heatmap,
         "heatmap_chart": charts.to_json(charts.heatmap_figure(heatmap, name=name)),
         "weekly_chart": charts.to_json(charts.weekly_figure(weeks, name=name)),
         "hardest": None if hardest is None else [charts._hour_label(h) for h in hardest],
-        "this_week": weeks[-1] if weeks else None,
-        "last_week": weeks[-2] if len(weeks) > 1 else None,
-        "this_week_words": words.upset_words(weeks[-1].average) if weeks else None,
-        "last_week_words": words.upset_words(weeks[-2].average) if len(weeks) > 1 else None,
+        "weeks": weeks,
+        "stretches": [
+            words.stretch_sentence(recent, label="The last 7 days"),
+            words.stretch_sentence(before, label="The 7 days before"),
+        ],
     }
     return _render(request, "dashboard/person_patterns.html", access, context, partial="patterns")
 
@@ -238,7 +241,8 @@ def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         "kinds": kinds,
         "stories": stories[:10],
         "conversations": conversations,
-        "chart": charts.to_json(figure) if any(k.drop is not None for k in kinds) else None,
+        "chart": charts.to_json(figure) if any(k.enough for k in kinds) else None,
+        "min_measured": selectors.CALMING_MIN_MEASURED,
     }
     return _render(request, "dashboard/person_calming.html", access, context, partial="calming")
 
@@ -252,13 +256,12 @@ def person_sessions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         page = params.page_number(request)
     except params.BadParameter as bad:
         return bad.response()
-    rows, more = selectors.sessions_page(
-        person=access.person, page=page, per_page=selectors.SESSIONS_PER_PAGE
-    )
-    context = {"sessions": rows, "more": more, "page": page, "next_page": page + 1}
+    context, status = conversation_search.search_context(request, access, page=page)
     # htmx asking for page 2+ gets only the rows (and the next "more" button) to append.
     partial = "session-rows" if page > 1 else "sessions"
-    return _render(request, "dashboard/person_sessions.html", access, context, partial=partial)
+    return _render(
+        request, "dashboard/person_sessions.html", access, context, partial=partial, status=status
+    )
 
 
 @login_required
@@ -288,6 +291,7 @@ def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -
             for t in summary.get("key_topics") or []
         ],
         "stories": selectors.story_titles(summary.get("narratives_used") or []),
+        "neighbours": conversation_search.neighbours(person=access.person, started=row.started),
     }
     return _render(request, "dashboard/session.html", access, context)
 

@@ -237,3 +237,16 @@ def chronic_sentence(chronic, *, name: str, days: int, at: int) -> str | None:
         f"{days} days, {name} asked one thing {at} times or more (in any words). Clara answered "
         "warmly each time."
     )
+
+
+def stretch_sentence(stretch, *, label: str) -> str:
+    """'The last 7 days: a little unsettled on average (31 out of 100), 9 conversations.'
+
+    `stretch` is a selectors.Stretch.
+    """
+    if not stretch.readings:
+        return f"{label}: no conversations."
+    return (
+        f"{label}: {upset_words(stretch.average)} on average ({upset_score(stretch.average)} out "
+        f"of 100), {plural(stretch.conversations, 'conversation')}."
+    )

@@ -16,12 +16,22 @@
     delete layout.title;
     layout.margin = Object.assign({}, layout.margin, { t: 12 });
     if (width < 600) {
-      // A phone: smaller legend, three entries a row, below the plot.
+      // A phone: one legend entry a row below the plot (entries never run into each other),
+      // fewer date ticks, smaller axis titles.
       layout.legend = Object.assign({}, layout.legend, {
-        font: { size: 13 }, entrywidthmode: "fraction", entrywidth: 0.33, y: -0.3
+        font: { size: 13 }, orientation: "h", entrywidthmode: "fraction", entrywidth: 1,
+        y: -0.18, yanchor: "top", x: 0
       });
-      layout.margin.l = Math.min(layout.margin.l || 56, 48);
-      layout.height = (layout.height || 340) + (layout.showlegend === false ? 0 : 60);
+      layout.margin.l = Math.min(layout.margin.l || 56, 44);
+      layout.margin.r = 8;
+      if (layout.xaxis && layout.xaxis.type === "date") layout.xaxis.nticks = 4;
+      ["xaxis", "yaxis"].forEach(function (axis) {
+        if (layout[axis] && layout[axis].title) {
+          layout[axis].title = Object.assign({}, layout[axis].title, { font: { size: 13 } });
+        }
+      });
+      var entries = layout.showlegend === false ? 0 : (layout._entries || 0);
+      layout.height = (layout.height || 340) + 22 * entries;
     }
     return layout;
   }
@@ -40,7 +50,10 @@
       target.setAttribute("role", "img");
       target.setAttribute("aria-label", title || "chart");
       el.after(caption, target);
-      Plotly.newPlot(target, figure.data, adapt(figure.layout, el.parentElement.clientWidth), {
+      figure.layout._entries = figure.data.filter(function (t) { return t.showlegend !== false; }).length;
+      var layout = adapt(figure.layout, el.parentElement.clientWidth);
+      delete layout._entries;
+      Plotly.newPlot(target, figure.data, layout, {
         responsive: true, displayModeBar: false, displaylogo: false
       });
     });

@@ -6,16 +6,16 @@ from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from dashboard import charts
-from dashboard.selectors import Calming, Heatmap, HourCount, SessionQuestions, Timeline, Week
+from dashboard.selectors import Calming, Day, Heatmap, HourCount, SessionQuestions, Timeline, Week
 
 LONDON = ZoneInfo("Europe/London")
 
 
-def _timeline(points, *, baseline=0.3, spread=0.1, escalations=()) -> Timeline:
+def _timeline(by_day, *, baseline=0.3, spread=0.1, escalations=()) -> Timeline:
     return Timeline(
         zone="Europe/London",
         days=30,
-        points=points,
+        by_day=by_day,
         baseline=baseline,
         spread=spread,
         escalations=list(escalations),
@@ -26,23 +26,31 @@ def _at(day: int, hour: int) -> datetime:
     return datetime(2026, 3, day, hour, tzinfo=LONDON)
 
 
-def test_timeline_has_one_trace_per_feeling_on_a_0_to_100_scale():
-    sid = uuid.uuid4()
+def _day(day: int, average: float, peak: float, hour: int = 18, emotion="anxious") -> Day:
+    return Day(date(2026, 3, day), average, peak, _at(day, hour), emotion, 6)
+
+
+def test_timeline_is_a_daily_line_with_each_days_peak_on_a_0_to_100_scale():
     figure = charts.timeline_figure(
-        _timeline(
-            [
-                (_at(1, 9), 0.1, "calm", sid),
-                (_at(1, 18), 0.62, "anxious", sid),
-                (_at(2, 19), 0.7, "anxious", sid),
-            ]
-        ),
+        _timeline([_day(1, 0.2, 0.62), _day(2, 0.31, 0.9, hour=19, emotion="fearful")]),
         name="Peggy",
     )
-    by_name = {trace.name: trace for trace in figure.data}
-    assert set(by_name) == {"calm", "anxious"}
-    assert list(by_name["anxious"].y) == [62, 70]
-    assert list(by_name["anxious"].x) == ["2026-03-01 18:00", "2026-03-02 19:00"]
-    assert by_name["calm"].marker.symbol != by_name["anxious"].marker.symbol
+    line, peaks = figure.data
+    assert line.name == "day's average" and "lines" in line.mode
+    assert list(line.y) == [20, 31]
+    assert list(line.x) == ["2026-03-01 12:00", "2026-03-02 12:00"]
+    assert peaks.name == "most upset moment"
+    assert list(peaks.y) == [62, 90]  # the peak itself, not folded into the average
+    assert list(peaks.x) == ["2026-03-01 18:00", "2026-03-02 19:00"]
+    assert list(peaks.text) == ["anxious", "frightened"]
+    assert line.marker.symbol != peaks.marker.symbol  # shape, not only colour
+
+
+def test_timeline_legend_has_at_most_three_entries_so_it_fits_a_phone():
+    figure = charts.timeline_figure(
+        _timeline([_day(1, 0.2, 0.6)], escalations=[(_at(1, 20), "fall", 0.8)]), name="Peggy"
+    )
+    assert len(figure.data) == 3
 
 
 def test_timeline_band_is_the_usual_range_and_the_title_says_so():
@@ -50,7 +58,7 @@ def test_timeline_band_is_the_usual_range_and_the_title_says_so():
     band = [shape for shape in figure.layout.shapes if shape.type == "rect"][0]
     assert (band.y0, band.y1) == (20, 40)
     assert figure.layout.title.text == (
-        "How upset Peggy was at each message, last 30 days (grey band: usual range)"
+        "How upset Peggy was each day (0–100), last 30 days (grey band: usual range)"
     )
 
 
@@ -66,12 +74,15 @@ def test_timeline_without_a_baseline_has_no_band():
     assert "band" not in figure.layout.title.text
 
 
-def test_escalations_are_stars_at_the_top():
-    figure = charts.timeline_figure(_timeline([], escalations=[(_at(3, 20), "fall")]), name="Peggy")
+def test_escalations_are_stars_at_their_real_level():
+    figure = charts.timeline_figure(
+        _timeline([], escalations=[(_at(3, 20), "fall", 0.72), (_at(4, 9), None, None)]),
+        name="Peggy",
+    )
     (stars,) = [trace for trace in figure.data if trace.name == "needed a person"]
-    assert list(stars.y) == [100]
+    assert list(stars.y) == [72, 100]  # the top only when no reading is known
     assert stars.marker.symbol == "star"
-    assert list(stars.text) == ["may have fallen"]
+    assert list(stars.text) == ["may have fallen", "needed help"]
 
 
 def test_heatmap_rows_are_weekdays_and_empty_hours_stay_empty():
@@ -84,7 +95,11 @@ def test_heatmap_rows_are_weekdays_and_empty_hours_stay_empty():
     )
     (heat,) = figure.data
     assert list(heat.y) == ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-    assert heat.x[0] == "9am" and heat.x[-1] == "7pm"  # only the hours with readings, in a run
+    assert heat.x[0] == 9 and heat.x[-1] == 19  # only the hours with readings, in a run
+    # A label every 3 hours: every hour's label collides on a phone ("8am10amnoon...").
+    assert list(figure.layout.xaxis.tickvals) == [9, 12, 15, 18]
+    assert list(figure.layout.xaxis.ticktext) == ["9am", "noon", "3pm", "6pm"]
+    assert list(heat.customdata[0][0]) == [3, "9am"]  # readings and hour, for the hover
     assert heat.z[0][0] == 20 and heat.z[6][-1] == 80
     assert heat.z[3][0] is None
     assert (heat.zmin, heat.zmax) == (0, 100)  # the same colours mean the same on every page
@@ -119,16 +134,25 @@ def test_questions_by_hour_splits_first_askings_from_repeats():
     assert list(first.y) == [3, 3] and list(again.y) == [1, 7]
 
 
-def test_calming_chart_shows_points_calmer_and_leaves_out_unmeasured():
+def test_calming_chart_ranks_only_what_was_measured_often_enough():
     kinds = [
         Calming("stories from the past", "reminiscence", 10, 8, -0.15),
-        Calming("calming stories", "calming_story", 4, 4, 0.05),
-        Calming("a gentle change of subject", "gentle_redirect", 1, 0, None),
+        Calming("calming stories", "calming_story", 6, 6, 0.05),
+        Calming("a gentle change of subject", "gentle_redirect", 3, 2, -0.4),
+        Calming("kind answers", "memory_loop", 1, 0, None),
     ]
     (bars,) = charts.calming_figure(kinds, name="Peggy", conversations=30).data
-    assert list(bars.y) == ["stories from the past", "calming stories"]
+    # 2 measurements (even a big fall) is "not enough yet": no bar.
     assert list(bars.x) == [15, -5]
+    assert list(bars.customdata) == [8, 6]
+    assert bars.y[0] == "stories from the<br>past (8×)"  # wrapped for a phone, with its count
     assert bars.marker.color[0] != bars.marker.color[1]  # helped vs did not
+
+
+def test_calming_needs_enough_measurements_to_rank():
+    assert Calming("a", "x", 9, 5, -0.1).enough
+    assert not Calming("a", "x", 9, 4, -0.1).enough
+    assert not Calming("a", "x", 9, 9, None).enough
 
 
 def test_figures_use_no_plotly_template_and_json_is_safe_in_a_script_tag():

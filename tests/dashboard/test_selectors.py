@@ -223,11 +223,45 @@ def test_sessions_page_newest_first_with_more(peggy):
     assert first[0].started.tzinfo.key == "America/New_York"
 
 
-def test_a_long_timeline_has_one_mark_per_conversation(peggy):
-    converse(peggy, utc(2026, 1, 10, 15), [("Hi", 0.2, "calm"), ("Where am I?", 0.6, "anxious")])
-    converse(peggy, utc(2026, 1, 11, 15), [("Hello", 0.1, "calm")])
-    short = selectors.emotion_timeline(person=peggy, now=utc(2026, 1, 13), days=30)
-    long = selectors.emotion_timeline(person=peggy, now=utc(2026, 1, 13), days=90)
-    assert [round(p[1], 2) for p in short.points] == [0.2, 0.6, 0.1]
-    assert [round(p[1], 2) for p in long.points] == [0.4, 0.1]
-    assert long.per_conversation and not short.per_conversation
+def test_timeline_groups_readings_by_the_persons_own_day(peggy):
+    # 03:00 UTC on the 10th is 22:00 on the 9th in New York: the same local day as the 9th's.
+    converse(peggy, utc(2026, 1, 9, 15), [("Hi", 0.2, "calm"), ("Where am I?", 0.6, "anxious")])
+    converse(peggy, utc(2026, 1, 10, 3), [("Hello", 0.1, "calm")])
+    converse(peggy, utc(2026, 1, 11, 15), [("Hello", 0.3, "calm")])
+    timeline = selectors.emotion_timeline(person=peggy, now=utc(2026, 1, 13), days=30)
+    assert [d.day.day for d in timeline.by_day] == [9, 11]
+    first = timeline.by_day[0]
+    assert first.readings == 3 and round(first.average, 2) == 0.3
+    assert round(first.peak, 2) == 0.6 and first.peak_emotion == "anxious"
+    assert first.peak_at.tzinfo.key == "America/New_York"
+
+
+def test_a_long_timeline_never_averages_a_peak_away(peggy):
+    calm = [("Hello", 0.1, "calm")] * 5
+    converse(peggy, utc(2026, 1, 10, 15), [*calm, ("I am so frightened", 0.95, "fearful")])
+    timeline = selectors.emotion_timeline(person=peggy, now=utc(2026, 3, 1), days=90)
+    (day,) = timeline.by_day
+    assert round(day.peak, 2) == 0.95 and day.average < 0.3
+
+
+def test_a_star_sits_at_the_reading_that_needed_a_person(peggy):
+    converse(
+        peggy,
+        utc(2026, 1, 10, 15),
+        [("Hello", 0.1, "calm"), ("I fell and I can't get up, help me", 0.85, "fearful")],
+    )
+    timeline = selectors.emotion_timeline(person=peggy, now=utc(2026, 1, 13), days=30)
+    ((at, reason, distress),) = timeline.escalations
+    assert round(distress, 2) == 0.85 and at.tzinfo.key == "America/New_York"
+
+
+def test_last_7_days_roll_rather_than_start_on_monday(peggy):
+    # Monday 12 January, 9am in New York: the weekend's conversations are in "the last 7 days".
+    monday_morning = utc(2026, 1, 12, 14)
+    converse(peggy, utc(2026, 1, 10, 15), [("Hello", 0.2, "calm")])  # Saturday
+    converse(peggy, utc(2026, 1, 3, 15), [("Hello", 0.6, "anxious")])  # the Saturday before
+    converse(peggy, utc(2025, 12, 20, 15), [("Hello", 0.9, "fearful")])  # older: in neither
+    recent, before = selectors.last_7_days(person=peggy, now=monday_morning)
+    assert (recent.readings, recent.conversations) == (1, 1)
+    assert round(recent.average, 2) == 0.2
+    assert (before.readings, round(before.average, 2)) == (1, 0.6)

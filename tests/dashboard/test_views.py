@@ -67,7 +67,7 @@ def test_person_page_loads_each_panel_from_its_own_url(alice_client, person):
         url = reverse(f"dashboard:{name}", args=[person.id])
         assert f'hx-get="{url}"' in content
         assert f'href="{url}"' in content  # usable without JavaScript too
-    assert "plotly-4.1.1.min.js" in content
+    assert "plotly-cartesian-4.1.1.min.js" in content
     assert "<script>" not in content  # no inline script (CSP)
 
 
@@ -86,14 +86,14 @@ def test_htmx_gets_the_fragment_and_a_plain_request_the_full_page(
     assert "HX-Request" in fragment["Vary"]
 
 
-def test_emotion_timeline_chart_holds_every_reading_on_a_0_to_100_scale(alice_client, person):
+def test_emotion_timeline_chart_has_each_days_average_and_peak(alice_client, person):
     response = alice_client.get(reverse("dashboard:person_emotions", args=[person.id]), headers=HX)
     (figure,) = charts_in(response.content)
-    points = [
-        y for trace in figure["data"] if trace["name"] != "needed a person" for y in trace["y"]
-    ]
-    assert sorted(points) == [20, 40, 50, 50, 60, 70, 90]
-    assert any(trace["name"] == "needed a person" for trace in figure["data"])
+    by_name = {trace["name"]: trace for trace in figure["data"]}
+    # Two days: (60, 70, 50, 20) and (50, 90, 40); each day's average and its peak.
+    assert by_name["day's average"]["y"] == [50, 60]
+    assert by_name["most upset moment"]["y"] == [70, 90]
+    assert by_name["needed a person"]["y"] == [90]  # the reading that raised it
     assert "Peggy" in figure["layout"]["title"]["text"]
 
 

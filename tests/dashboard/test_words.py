@@ -58,3 +58,14 @@ def test_when_is_relative_in_the_active_time_zone():
         assert when(datetime(2026, 2, 1, 12, 0, tzinfo=UTC)) == "1 February at 07:00"
         assert when(datetime(2025, 12, 1, 12, 0, tzinfo=UTC)) == "1 December 2025 at 07:00"
         assert when(None) == ""
+
+
+def test_a_stretch_of_days_says_its_unit_and_its_conversations():
+    from dashboard.selectors import Stretch
+
+    assert words.stretch_sentence(Stretch(0.31, 12, 3), label="The last 7 days") == (
+        "The last 7 days: a little unsettled on average (31 out of 100), 3 conversations."
+    )
+    assert words.stretch_sentence(Stretch(None, 0, 0), label="The 7 days before") == (
+        "The 7 days before: no conversations."
+    )

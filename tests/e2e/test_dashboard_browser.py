@@ -58,7 +58,7 @@ def alice(peggy):
 
 def log_in(browser, live_server, *, viewport=DESKTOP, scheme="light"):
     page = browser.new_page(viewport=viewport, color_scheme=scheme)
-    # Generous: the machine running CI is shared, and plotly.js is 4.8 MB to parse.
+    # Generous: the machine running CI is shared, and plotly.js is 1.5 MB to parse.
     page.set_default_timeout(45_000)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

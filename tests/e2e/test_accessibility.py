@@ -1,0 +1,208 @@
+"""Every dashboard page through axe-core (vendored from npm: tests/e2e/vendor/), light and dark,
+at desktop and phone sizes: zero violations. And the in-page actions: focus returns to the item
+acted on, the aria-live region says what happened, removing a team member asks first.
+
+axe runs in a context that bypasses the Content-Security-Policy (it is injected as an inline
+script); the pages themselves run under it as everywhere else.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from dashboard.models import CareRole, CareTeamMembership
+from memory.models import Alert, OrganisationMembership, Session
+from tests.dashboard.conftest import PASSWORD
+from tests.e2e.test_dashboard_browser import DESKTOP, PHONE, alice, peggy  # noqa: F401
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1.min.js"
+# WCAG 2.x A and AA, and axe's best practices.
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {
+    runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa",
+                                    "best-practice"]}
+  });
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ") + " :: " + n.failureSummary)
+  }));
+}"""
+
+
+def open_page(browser, live_server, *, viewport=DESKTOP, scheme="light"):
+    context = browser.new_context(viewport=viewport, color_scheme=scheme, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(45_000)
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.goto(f"{live_server.url}/login/")
+    return page
+
+
+def log_in(page, live_server, username="alice"):
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button.primary")
+    page.wait_for_url(f"{live_server.url}/")
+
+
+def settled(page, name=""):
+    """Every htmx panel has arrived and every chart is drawn."""
+    try:
+        _settle(page)
+    except Exception as error:
+        state = page.evaluate(
+            """() => ({loading: document.querySelectorAll('.loading, .htmx-request').length,
+                      charts: document.querySelectorAll('script[data-chart]').length,
+                      drawn: [...document.querySelectorAll('.chart')].filter(c => c.querySelector('svg.main-svg')).length,
+                      plotly: typeof Plotly})"""
+        )
+        raise AssertionError(f"{name or page.url} never settled: {state}; {page.errors}") from error
+
+
+def _settle(page):
+    page.wait_for_function(
+        """() => !document.querySelector('.loading, .htmx-request') &&
+                 document.querySelectorAll('script[data-chart]').length ===
+                 [...document.querySelectorAll('.chart')].filter(c => c.querySelector('svg.main-svg')).length""",
+        timeout=60_000,
+    )
+
+
+def violations(page) -> list:
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(AXE_RUN)
+
+
+def pages_of(peggy, slug):  # noqa: F811
+    session = Session.objects.filter(person=peggy).order_by("-created_at").first()
+    base = f"/people/{peggy.id}/"
+    return {
+        "people": "/",
+        "person": base,
+        "emotions": f"{base}emotions/?days=90",
+        "patterns": f"{base}patterns/",
+        "questions": f"{base}questions/",
+        "what-helps": f"{base}what-helps/",
+        "conversations": f"{base}conversations/",
+        "conversation": f"{base}conversations/{session.id}/",
+        "transcript": f"{base}conversations/{session.id}/transcript/",
+        "alerts": f"{base}alerts/",
+        "team": f"{base}team/",
+        "profile": f"{base}profile/",
+        "memories": f"{base}memories/",
+        "erase": f"{base}erase/",
+        "audit": f"/organisations/{slug}/audit/",
+        "not-found": "/no/such/page/",
+    }
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_passes_axe(browser, live_server, alice, peggy, scheme, shoot):  # noqa: F811
+    OrganisationMembership.objects.filter(user=alice).update(is_admin=True)
+    page = open_page(browser, live_server, scheme=scheme)
+    assert violations(page) == [], "login"
+    log_in(page, live_server)
+    found = {}
+    for name, path in pages_of(peggy, peggy.organisation.slug).items():
+        page.goto(live_server.url + path)
+        settled(page, name)
+        result = violations(page)
+        if result:
+            found[name] = result
+    assert found == {}, json.dumps(found, indent=1)
+    assert page.errors == []
+    page.context.close()
+
+
+def test_the_person_page_on_a_phone_passes_axe_and_its_charts_fit(
+    browser,
+    live_server,
+    alice,  # noqa: F811
+    peggy,  # noqa: F811
+    shoot,
+):
+    page = open_page(browser, live_server, viewport=PHONE, scheme="dark")
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/people/{peggy.id}/")
+    settled(page)
+    assert violations(page) == []
+    # No chart is wider than the phone: nothing is cut off or needs sideways scrolling.
+    widths = page.evaluate(
+        "[...document.querySelectorAll('.chart svg.main-svg')].map(s => s.getBoundingClientRect().right)"
+    )
+    assert widths and max(widths) <= PHONE["width"]
+    too_wide = page.evaluate(
+        """w => [...document.querySelectorAll('main *')]
+            .filter(e => e.getBoundingClientRect().right > w + 1 && !e.closest('.chart'))
+            .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + e.textContent.slice(0, 40))""",
+        PHONE["width"],
+    )
+    assert too_wide == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    # Legend entries never overlap each other (the "frighten★ned" of the issue).
+    overlaps = page.evaluate(
+        """() => {
+          const bad = [];
+          document.querySelectorAll('.chart .legend').forEach(legend => {
+            const boxes = [...legend.querySelectorAll('.traces')].map(t => t.getBoundingClientRect());
+            boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+              if (a.left < b.right - 3 && b.left < a.right - 3 && a.top < b.bottom - 3 && b.top < a.bottom - 3)
+                bad.push(legend.closest('.panel').id + ': ' + [a.left, a.right, a.top, a.bottom, b.left, b.right, b.top, b.bottom].map(Math.round).join(','));
+            }));
+          });
+          return bad;
+        }"""
+    )
+    assert overlaps == []
+    for panel in ("emotions", "patterns", "repetition", "calming"):
+        page.evaluate(f"document.getElementById('{panel}').scrollIntoView()")
+        shoot(page, f"{panel}-phone-dark")
+    page.context.close()
+
+
+def test_acting_on_an_alert_keeps_focus_on_it_and_says_so(browser, live_server, alice, peggy):  # noqa: F811
+    page = open_page(browser, live_server)
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/people/{peggy.id}/")
+    settled(page)
+    alert = Alert.objects.filter(person=peggy, status="open").order_by("-created_at").first()
+    item = f"#alert-{alert.id}"
+    page.locator(f"{item} button:has-text('looking into it')").click()
+    page.wait_for_selector(f"{item} >> text=Someone is looking into it")
+    page.wait_for_function(
+        "document.getElementById('announce').textContent === 'Saved.'", timeout=10_000
+    )
+    assert page.evaluate("document.activeElement.id") == f"alert-{alert.id}"
+    assert page.evaluate("window.scrollY") > 0 or page.locator(item).is_visible()
+    page.context.close()
+
+
+def test_taking_someone_off_the_team_asks_first(browser, live_server, alice, peggy):  # noqa: F811
+    bob = get_user_model().objects.create_user("bob", password=PASSWORD, first_name="Bob")
+    OrganisationMembership.objects.create(user=bob, organisation=peggy.organisation)
+    CareTeamMembership.objects.create(user=bob, person=peggy, role=CareRole.FAMILY)
+    page = open_page(browser, live_server)
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/people/{peggy.id}/team/")
+    questions = []
+
+    def decline(dialog):
+        questions.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", decline)
+    bob_row = page.locator("li.member", has_text="Bob")
+    bob_row.locator("button:has-text('Take off the team')").click()
+    page.wait_for_timeout(300)
+    assert questions and questions[0].startswith("Take Bob off")
+    assert CareTeamMembership.objects.filter(user=bob, person=peggy).exists()
+    page.once("dialog", lambda dialog: dialog.accept())
+    bob_row.locator("button:has-text('Take off the team')").click()
+    page.wait_for_selector("li.member:has-text('(bob)')", state="detached")
+    assert not CareTeamMembership.objects.filter(user=bob, person=peggy).exists()
+    page.context.close()
