@@ -29,11 +29,19 @@ from memory.core import crypto
 from memory.core.fields import (
     EncryptedBinaryField,
     EncryptedJSONField,
+    EncryptedKeyField,
     EncryptedTextField,
     FingerprintField,
+    context_of,
 )
 
-_ENCRYPTED_FIELDS = (EncryptedTextField, EncryptedJSONField, EncryptedBinaryField, FingerprintField)
+_ENCRYPTED_FIELDS = (
+    EncryptedTextField,
+    EncryptedJSONField,
+    EncryptedBinaryField,
+    EncryptedKeyField,
+    FingerprintField,
+)
 
 BATCH_SIZE = 1000
 
@@ -73,14 +81,18 @@ def _json_match_param(raw, parsed):
     return _json_param(parsed) if connection.vendor == "postgresql" else raw
 
 
+# Fingerprints are made again from the record's original message, read alongside.
+_ORIGINAL = "repetition_tracking.original_message"
+
+
 @dataclass
 class _Change:
     new: object
     old: object
 
 
-def _reencrypt_bytes(raw, ring: crypto.Keyring) -> bytes:
-    return ring.encrypt_bytes(ring.decrypt_bytes(raw))
+def _reencrypt_bytes(raw, ring: crypto.Keyring, context: str) -> bytes:
+    return ring.encrypt_bytes(ring.decrypt_bytes(raw, context=context), context=context)
 
 
 def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
@@ -92,8 +104,10 @@ def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
     original = row.get("original_message")
     if original is None:
         return None
-    found = repeats.meaning_of(ring.decrypt(original))
-    return None if found is None else ring.encrypt_bytes(meaning.to_stored(found))
+    found = repeats.meaning_of(ring.decrypt(original, context=_ORIGINAL))
+    if found is None:
+        return None
+    return ring.encrypt_bytes(meaning.to_stored(found), context=repeats.MEANING_CONTEXT)
 
 
 # Binary columns derived from another column with keyed hashes: (table, column) → how to make
@@ -104,9 +118,13 @@ _DERIVED: dict[tuple[str, str], Callable[[dict, crypto.Keyring], bytes | None]] 
 
 
 def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
-    """The new stored value of `field` for the current primary key, or None if it is current."""
+    """The new stored value of `field` for the current primary key, or None if it is current.
+
+    Values from before binding (v1, or plaintext) are rewritten bound to their table and column.
+    """
     if raw is None:
         return None
+    context = context_of(field)
     if isinstance(field, EncryptedBinaryField):
         if ring.is_current_bytes(raw):
             return None
@@ -114,50 +132,60 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
         if derive is not None and crypto.is_encrypted_bytes(raw):
             # Made with an old key's keyed hashes: made again under the primary key (later,
             # outside the batch's transaction), or, if that cannot be done, re-encrypted as is.
-            return _Change(lambda: derive(row, ring) or _reencrypt_bytes(raw, ring), raw)
-        return _Change(_reencrypt_bytes(raw, ring), raw)
+            return _Change(lambda: derive(row, ring) or _reencrypt_bytes(raw, ring, context), raw)
+        return _Change(_reencrypt_bytes(raw, ring, context), raw)
+    if isinstance(field, EncryptedKeyField):
+        if ring.is_current_lookup(raw):
+            return None
+        sealed = ring.seal_lookup(ring.decrypt(raw, context=context), context=context)
+        return _Change(sealed, raw)
     if isinstance(field, FingerprintField):
         from memory.conversations import repetition
 
         original = row.get("original_message")
-        original = "" if original is None else ring.decrypt(original)
+        original = "" if original is None else ring.decrypt(original, context=_ORIGINAL)
         tokens = ring.fingerprint_tokens(repetition.fingerprint(original))
         return None if tokens == raw else _Change(tokens, raw)
     if isinstance(field, EncryptedJSONField):
         parsed = _parse_json(raw)
         if isinstance(parsed, str) and ring.is_current(parsed):
             return None
-        plain = json.loads(ring.decrypt(parsed)) if crypto.is_encrypted(parsed) else parsed
-        token = ring.encrypt(json.dumps(plain))
+        plain = (
+            json.loads(ring.decrypt(parsed, context=context))
+            if crypto.is_encrypted(parsed)
+            else parsed
+        )
+        token = ring.encrypt(json.dumps(plain), context=context)
         return _Change(_json_param(token), _json_match_param(raw, parsed))
     if ring.is_current(raw):
         return None
-    return _Change(ring.encrypt(ring.decrypt(raw)), raw)
+    return _Change(ring.encrypt(ring.decrypt(raw, context=context), context=context), raw)
 
 
 def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
     """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
     if raw is None:
         return None
+    context = context_of(field)
     if isinstance(field, EncryptedBinaryField):
-        plain = ring.decrypt_bytes(raw)
+        plain = ring.decrypt_bytes(raw, context=context)
         return None if plain == bytes(raw) else _Change(plain, raw)
     if isinstance(field, FingerprintField):
         from memory.conversations import repetition
 
         original = row.get("original_message")
-        original = "" if original is None else ring.decrypt(original)
+        original = "" if original is None else ring.decrypt(original, context=_ORIGINAL)
         words = repetition.fingerprint(original)
         return None if words == raw else _Change(words, raw)
     if isinstance(field, EncryptedJSONField):
         parsed = _parse_json(raw)
         if not crypto.is_encrypted(parsed):
             return None
-        plain = json.loads(ring.decrypt(parsed))
+        plain = json.loads(ring.decrypt(parsed, context=context))
         return _Change(_json_param(plain), _json_match_param(raw, parsed))
     if not crypto.is_encrypted(raw):
         return None
-    return _Change(ring.decrypt(raw), raw)
+    return _Change(ring.decrypt(raw, context=context), raw)
 
 
 def _sweep(

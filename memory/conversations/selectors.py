@@ -165,8 +165,10 @@ def _session_info(
         id=session_id,
         person_id=storage.from_db_uuid(person_id),
         message_count=message_count,
-        display_name=display_name or "",
-        caregiver_context=storage.from_db_encrypted_json(caregiver_context),
+        display_name=storage.from_db_encrypted(display_name, context=storage.PERSON_NAME) or "",
+        caregiver_context=storage.from_db_encrypted_json(
+            caregiver_context, context=storage.PERSON_CONTEXT
+        ),
     )
 
 
@@ -233,7 +235,9 @@ def memory_query(
         last_answer = None
         if repeat_count:
             latest = max(index for index, flag in enumerate(flags) if flag)
-            last_answer = storage.from_db_encrypted(earlier[latest][4])
+            last_answer = storage.from_db_encrypted(
+                earlier[latest][4], context=storage.REPETITION_RESPONSE
+            )
 
         cursor.execute(storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY])
         history = [
@@ -261,7 +265,12 @@ def memory_query(
         if session.message_count:
             cursor.execute(storage.SESSION_WINDOW, [db_session_id, WINDOW_DISTRESSED])
             latest = [
-                (role, storage.from_db_encrypted(content), sequence, message_id)
+                (
+                    role,
+                    storage.from_db_encrypted(content, context=storage.MESSAGE_CONTENT),
+                    sequence,
+                    message_id,
+                )
                 for role, content, sequence, message_id in reversed(cursor.fetchall())
             ]
         said_lately = [text for role, text, _seq, _id in latest if role == ChatMessage.Role.USER]

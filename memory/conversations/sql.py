@@ -52,27 +52,37 @@ def from_db_json(value) -> dict:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
-def from_db_encrypted_json(value) -> dict:
+# What each encrypted column's values are bound to (memory/core/fields.py `context_of`): the
+# same "<table>.<column>" the fields use, so the ORM and this SQL read each other's values.
+MESSAGE_CONTENT = "chat_messages.content"
+REPETITION_ORIGINAL = "repetition_tracking.original_message"
+REPETITION_RESPONSE = "repetition_tracking.response_given"
+REPETITION_MEANING = "repetition_tracking.meaning"
+PERSON_CONTEXT = "people.caregiver_context"
+PERSON_NAME = "people.display_name"
+
+
+def from_db_encrypted_json(value, *, context: str) -> dict:
     """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted."""
     value = from_db_json(value)
     if crypto.is_encrypted(value):
-        return json.loads(crypto.decrypt(value))
+        return json.loads(crypto.decrypt(value, context=context))
     return value  # a row from before encryption
 
 
-def db_encrypted(text: str | None) -> str | None:
+def db_encrypted(text: str | None, *, context: str) -> str | None:
     """An EncryptedTextField value as the column stores it."""
-    return crypto.encrypt_optional(text)
+    return crypto.encrypt_optional(text, context=context)
 
 
-def from_db_encrypted(value: str | None) -> str | None:
+def from_db_encrypted(value: str | None, *, context: str) -> str | None:
     """An EncryptedTextField column as selected, decrypted (a DecryptionError on a wrong key)."""
-    return crypto.decrypt_optional(value)
+    return crypto.decrypt_optional(value, context=context)
 
 
 # --- Reads -----------------------------------------------------------------------------------
 
-# Primary keys of sessions and people. [encrypted] caregiver_context
+# Primary keys of sessions and people. [encrypted] display_name, caregiver_context
 SESSION_WITH_PERSON = """
     SELECT s.person_id, s.message_count, p.display_name, p.caregiver_context, s.organisation_id
     FROM sessions s LEFT JOIN people p ON p.id = s.person_id
