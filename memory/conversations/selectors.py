@@ -167,7 +167,7 @@ def _session_info(
         message_count=message_count,
         display_name=storage.from_db_encrypted(display_name, context=storage.PERSON_NAME) or "",
         caregiver_context=storage.from_db_encrypted_json(
-            caregiver_context, context=storage.PERSON_CONTEXT
+            caregiver_context, context=storage.PERSON_CONTEXT, row=person_id
         ),
     )
 
@@ -229,14 +229,14 @@ def memory_query(
             variants=fingerprints,
             question_type=question_type,
             meaning=meaning,
-            earlier=[(fp, qtype, stored) for fp, qtype, stored, _id, _answer in earlier],
+            earlier=[(fp, qtype, stored) for fp, qtype, stored, *_ in earlier],
         )
         repeat_count = sum(flags)
         last_answer = None
         if repeat_count:
             latest = max(index for index, flag in enumerate(flags) if flag)
             last_answer = storage.from_db_encrypted(
-                earlier[latest][4], context=storage.REPETITION_RESPONSE
+                earlier[latest][4], context=storage.REPETITION_RESPONSE, row=earlier[latest][5]
             )
 
         cursor.execute(storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY])
@@ -267,7 +267,9 @@ def memory_query(
             latest = [
                 (
                     role,
-                    storage.from_db_encrypted(content, context=storage.MESSAGE_CONTENT),
+                    storage.from_db_encrypted(
+                        content, context=storage.MESSAGE_CONTENT, row=message_id
+                    ),
                     sequence,
                     message_id,
                 )

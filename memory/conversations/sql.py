@@ -62,22 +62,28 @@ PERSON_CONTEXT = "people.caregiver_context"
 PERSON_NAME = "people.display_name"
 
 
-def from_db_encrypted_json(value, *, context: str) -> dict:
-    """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted."""
+def from_db_encrypted_json(value, *, context: str, row=None) -> dict:
+    """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted
+    and checked against `row` as `from_db_encrypted` does."""
     value = from_db_json(value)
     if crypto.is_encrypted(value):
-        return json.loads(crypto.decrypt(value, context=context))
+        return json.loads(from_db_encrypted(value, context=context, row=row))
     return value  # a row from before encryption
 
 
-def db_encrypted(text: str | None, *, context: str) -> str | None:
-    """An EncryptedTextField value as the column stores it."""
-    return crypto.encrypt_optional(text, context=context)
+def db_encrypted(text: str | None, *, context: str, row: uuid.UUID | None = None) -> str | None:
+    """An EncryptedTextField value as the column stores it, bound to its row (the primary key
+    the statement inserts)."""
+    return crypto.encrypt_optional(text, context=context, row=None if row is None else str(row))
 
 
-def from_db_encrypted(value: str | None, *, context: str) -> str | None:
-    """An EncryptedTextField column as selected, decrypted (a DecryptionError on a wrong key)."""
-    return crypto.decrypt_optional(value, context=context)
+def from_db_encrypted(value: str | None, *, context: str, row=None) -> str | None:
+    """An EncryptedTextField column as selected, decrypted; `row` (the row's primary key as
+    selected) is compared with the row the value is bound to. DecryptionError on a wrong key,
+    or on a value moved from another row."""
+    return crypto.decrypt_optional(
+        value, context=context, row=None if row is None else str(from_db_uuid(row))
+    )
 
 
 # --- Reads -----------------------------------------------------------------------------------
@@ -92,7 +98,7 @@ SESSION_WITH_PERSON = """
 # [encrypted] meaning, response_given (decrypted only when needed: the meanings, and Clara's
 # answer to the message this one repeats).
 SESSION_FINGERPRINTS = """
-    SELECT fingerprint, question_type, meaning, message_id, response_given
+    SELECT fingerprint, question_type, meaning, message_id, response_given, id
     FROM repetition_tracking
     WHERE session_id = %s ORDER BY timestamp"""
 # idx_emotions_session_time

@@ -49,14 +49,19 @@ from django.core.exceptions import ImproperlyConfigured
 # - v2: AES-256-GCM with associated data header | NUL | context, where the context names the
 #   table and column the value belongs in ("memories.content"): a value copied into another
 #   column or table no longer decrypts.
+# - r1: as v2, and bound to one row too: `enc:r1:<key id>:<row>:`, the row (a primary key, or
+#   for rows whose key the database assigns, the person they belong to) inside the header and
+#   so inside the associated data. Readers compare it with the row they read
+#   (memory/core/fields.py, memory/conversations/sql.py): a value moved between rows is refused.
 # - d1: deterministic AES-SIV (RFC 5297) with the same context, for the few values that must be
 #   both matched in SQL (equality, unique constraints) and shown: memory keys. Equal plaintexts in
 #   one column give equal values; nothing else about the plaintext shows. The synthetic IV is a
 #   keyed PRF of the plaintext (the keyed hash), and the rest is the encryption.
 PREFIX = "enc:v1:"
 BOUND_PREFIX = "enc:v2:"
+ROW_PREFIX = "enc:r1:"
 LOOKUP_PREFIX = "enc:d1:"
-PREFIXES = (PREFIX, BOUND_PREFIX, LOOKUP_PREFIX)
+PREFIXES = (PREFIX, BOUND_PREFIX, ROW_PREFIX, LOOKUP_PREFIX)
 _PREFIX_CHARS = len(PREFIX)
 KEY_BYTES = 32
 NONCE_BYTES = 12
@@ -201,43 +206,62 @@ class Keyring:
             )
         return key
 
-    def encrypt(self, text: str, *, context: str = "") -> str:
-        """A v2 value of `text`, bound to `context` ("table.column"; "" for values kept outside
-        the database's columns, such as the recovery log)."""
+    def _header(self, key: _Key, row: str | None) -> str:
+        if row is None:
+            return key.bound_header
+        if ":" in row:
+            raise ValueError("A row id cannot contain ':'.")
+        return f"{ROW_PREFIX}{key.kid}:{row}:"
+
+    def encrypt(self, text: str, *, context: str = "", row: str | None = None) -> str:
+        """A value of `text` bound to `context` ("table.column"; "" for values kept outside the
+        database's columns, such as the recovery log) and, given `row`, to that row: an r1
+        value, whose header names the row (authenticated: it cannot be edited)."""
         key = self.primary
+        header = self._header(key, row)
         nonce = os.urandom(NONCE_BYTES)
-        aad = _bound_aad(key.bound_header, context)
-        sealed = key.aead.encrypt(nonce, text.encode("utf-8"), aad)
-        return key.bound_header + _b64encode(nonce + sealed)
+        sealed = key.aead.encrypt(nonce, text.encode("utf-8"), _bound_aad(header, context))
+        return header + _b64encode(nonce + sealed)
 
     def decrypt(self, value: str, *, context: str = "") -> str:
-        """Plaintext of `value`; a value without a prefix is returned as it is (legacy row).
+        """Plaintext of `value`; a value without a prefix is returned as it is (legacy row)."""
+        return self.decrypt_bound(value, context=context)[0]
 
-        A v2 or d1 value only opens with the context it was written for: one moved to another
-        column or table raises DecryptionError, as a wrong key does."""
+    def decrypt_bound(self, value: str, *, context: str = "") -> tuple[str, str | None]:
+        """(plaintext, the row it is bound to or None).
+
+        A v2, r1 or d1 value only opens with the context it was written for: one moved to
+        another column or table raises DecryptionError, as a wrong key does. The row comes from
+        the value's authenticated header: the caller compares it with the row it read."""
         prefix = value[:_PREFIX_CHARS]
         if prefix not in PREFIXES:
-            return value
+            return value, None
         key = self._key_for(value)
+        row = None
         try:
             if prefix == LOOKUP_PREFIX:
                 blob = _b64decode(value[len(key.lookup_header) :])
                 plain = key.siv.decrypt(blob, [key.lookup_header.encode(), context.encode()])
             else:
-                blob = _b64decode(value[len(key.header) :])
-                aad = (
-                    key.header.encode("ascii")
-                    if prefix == PREFIX
-                    else _bound_aad(key.bound_header, context)
-                )
+                if prefix == PREFIX:
+                    header = key.header
+                    aad = header.encode("ascii")
+                else:
+                    header = key.bound_header
+                    if prefix == ROW_PREFIX:
+                        row, _, _ = value[len(header) :].partition(":")
+                        header = f"{ROW_PREFIX}{key.kid}:{row}:"
+                    aad = _bound_aad(header, context)
+                blob = _b64decode(value[len(header) :])
                 plain = key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], aad)
         except (InvalidTag, binascii.Error, ValueError) as exc:
             raise DecryptionError(f"A value under key {key.kid} does not decrypt.") from exc
-        return plain.decode("utf-8")
+        return plain.decode("utf-8"), row
 
-    def is_current(self, value: str | None) -> bool:
-        """Whether a stored value needs no rewrite: NULL, or a v2 value under the primary key."""
-        return value is None or value.startswith(self.primary.bound_header)
+    def is_current(self, value: str | None, *, row: str | None = None) -> bool:
+        """Whether a stored value needs no rewrite: NULL, or under the primary key and bound as
+        asked (to `row`, or to its column only)."""
+        return value is None or value.startswith(self._header(self.primary, row))
 
     # --- Deterministic values (matched in SQL, and shown) ------------------------------------
 
@@ -259,37 +283,48 @@ class Keyring:
 
     # --- Bytes (a BLOB column: the same envelope, without base64) ----------------------------
 
-    def encrypt_bytes(self, data: bytes, *, context: str = "") -> bytes:
-        """`enc:v2:<key id>:` then nonce | ciphertext | tag, raw: for binary columns."""
+    def encrypt_bytes(self, data: bytes, *, context: str = "", row: str | None = None) -> bytes:
+        """The same header as `encrypt`, then nonce | ciphertext | tag, raw: for binary columns."""
         key = self.primary
-        header = key.bound_header.encode("ascii")
+        header = self._header(key, row)
         nonce = os.urandom(NONCE_BYTES)
-        aad = _bound_aad(key.bound_header, context)
-        return header + nonce + key.aead.encrypt(nonce, bytes(data), aad)
+        sealed = key.aead.encrypt(nonce, bytes(data), _bound_aad(header, context))
+        return header.encode("ascii") + nonce + sealed
 
     def decrypt_bytes(self, value: bytes, *, context: str = "") -> bytes:
         """Plaintext of an `encrypt_bytes` value; a value without the prefix is returned as it is
         (written before encryption, as `decrypt` does for text)."""
+        return self.decrypt_bytes_bound(value, context=context)[0]
+
+    def decrypt_bytes_bound(self, value: bytes, *, context: str = "") -> tuple[bytes, str | None]:
+        """(plaintext, the row it is bound to or None), as `decrypt_bound` for text."""
         value = bytes(value)
-        prefix = value[:_PREFIX_CHARS]
-        if prefix not in (PREFIX.encode("ascii"), BOUND_PREFIX.encode("ascii")):
-            return value
+        prefix = value[:_PREFIX_CHARS].decode("ascii", "replace")
+        if prefix not in (PREFIX, BOUND_PREFIX, ROW_PREFIX):
+            return value, None
         key = self._key_for(value[: _PREFIX_CHARS + KID_CHARS].decode("ascii", "replace"))
-        if prefix == PREFIX.encode("ascii"):
-            header = key.header.encode("ascii")
-            aad = header
+        row = None
+        if prefix == PREFIX:
+            header = key.header
+            aad = header.encode("ascii")
         else:
-            header = key.bound_header.encode("ascii")
-            aad = _bound_aad(key.bound_header, context)
-        blob = value[len(header) :]
+            header = key.bound_header
+            if prefix == ROW_PREFIX:
+                end = value.find(b":", len(header))
+                row = value[len(header) : end].decode("ascii", "replace") if end > 0 else ""
+                header = f"{ROW_PREFIX}{key.kid}:{row}:"
+            aad = _bound_aad(header, context)
+        blob = value[len(header.encode("ascii")) :]
         try:
-            return key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], aad)
+            return key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], aad), row
         except (InvalidTag, ValueError) as exc:
             raise DecryptionError(f"A value under key {key.kid} does not decrypt.") from exc
 
-    def is_current_bytes(self, value: bytes | None) -> bool:
-        """Whether a stored binary value needs no rewrite: NULL, or under the primary key."""
-        return value is None or bytes(value).startswith(self.primary.bound_header.encode("ascii"))
+    def is_current_bytes(self, value: bytes | None, *, row: str | None = None) -> bool:
+        """Whether a stored binary value needs no rewrite (as `is_current`)."""
+        return value is None or bytes(value).startswith(
+            self._header(self.primary, row).encode("ascii")
+        )
 
     # --- Keyed hashes ------------------------------------------------------------------------
 
@@ -356,31 +391,43 @@ def is_encrypted(value: object) -> bool:
     return isinstance(value, str) and value[:_PREFIX_CHARS] in PREFIXES
 
 
-def encrypt(text: str, *, context: str = "") -> str:
-    return keyring().encrypt(text, context=context)
+def encrypt(text: str, *, context: str = "", row: str | None = None) -> str:
+    return keyring().encrypt(text, context=context, row=row)
 
 
 def decrypt(value: str, *, context: str = "") -> str:
     return keyring().decrypt(value, context=context)
 
 
-def encrypt_optional(text: str | None, *, context: str = "") -> str | None:
-    return None if text is None else keyring().encrypt(text, context=context)
+def encrypt_optional(text: str | None, *, context: str = "", row: str | None = None) -> str | None:
+    return None if text is None else keyring().encrypt(text, context=context, row=row)
 
 
-def decrypt_optional(value: str | None, *, context: str = "") -> str | None:
-    return None if value is None else keyring().decrypt(value, context=context)
+def decrypt_optional(value: str | None, *, context: str = "", row: str | None = None) -> str | None:
+    """Plaintext of a stored value; given `row`, a value bound to another row is refused."""
+    if value is None:
+        return None
+    plain, bound = keyring().decrypt_bound(value, context=context)
+    check_row(bound, row, context=context)
+    return plain
+
+
+def check_row(bound: str | None, expected: str | None, *, context: str) -> None:
+    """DecryptionError if a value bound to a row sits in another row (it was moved)."""
+    if bound is not None and expected is not None and bound != expected:
+        raise DecryptionError(f"A value of {context} is bound to another row: it was moved.")
 
 
 def is_encrypted_bytes(value: object) -> bool:
     return isinstance(value, bytes | bytearray | memoryview) and bytes(value)[:_PREFIX_CHARS] in (
         PREFIX.encode("ascii"),
         BOUND_PREFIX.encode("ascii"),
+        ROW_PREFIX.encode("ascii"),
     )
 
 
-def encrypt_bytes(data: bytes, *, context: str = "") -> bytes:
-    return keyring().encrypt_bytes(data, context=context)
+def encrypt_bytes(data: bytes, *, context: str = "", row: str | None = None) -> bytes:
+    return keyring().encrypt_bytes(data, context=context, row=row)
 
 
 def decrypt_bytes(value: bytes, *, context: str = "") -> bytes:

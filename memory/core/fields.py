@@ -12,7 +12,13 @@ twin changes no column (encryption needs no schema change). Only
 VARCHAR columns must become TEXT, because the ciphertext is longer than the plaintext limit.
 
 Each value is bound to its table and column (AES-GCM associated data, `context` below): a
-ciphertext copied into another column or table fails to decrypt, loudly.
+ciphertext copied into another column or table fails to decrypt, loudly. The randomised fields
+bind each value to its row too (`row_attname`): written through a model instance (`save()`,
+`create()`, `bulk_create`), the value names its row in its authenticated header; loaded into an
+instance (every ORM read that builds objects, `select_related` included), it is compared with the
+row it was read from, and a value moved between rows raises DecryptionError. Writes with no
+instance (`QuerySet.update`, `bulk_update`) and reads with none (`values()`) are bound to the
+column only; `rotate_keys` (memory/reencrypt.py) binds every stored value to its row.
 
 Nothing can be compared in SQL on ciphertext (each value has its own random nonce), so the
 lookups that would quietly never match are refused with a FieldError. `icontains` is kept, and
@@ -23,6 +29,7 @@ other fields.
 from __future__ import annotations
 
 import json
+import uuid
 
 from django.core.exceptions import FieldError
 from django.db import models
@@ -47,6 +54,112 @@ class _MatchesNothing(Lookup):
         return "1 = 0", []
 
 
+# --- Rows -----------------------------------------------------------------------------------
+
+
+def row_attname(model) -> str | None:
+    """The attribute a model's encrypted values are bound to: its primary key when code makes
+    it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person the row
+    belongs to (keys the database assigns are unknown until the insert); None if neither."""
+    pk = model._meta.pk
+    if pk.has_default():
+        return pk.attname
+    if any(f.attname == "person_id" for f in model._meta.concrete_fields):
+        return "person_id"
+    return None
+
+
+def row_text(value) -> str | None:
+    """A row id as values are bound to it, whatever form it was read in (UUID, hex text)."""
+    if value is None:
+        return None
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        return str(value)
+
+
+class _ForRow:
+    """A value on its way to the database, with the row it is bound to (from `pre_save`)."""
+
+    __slots__ = ("row", "value")
+
+    def __init__(self, value, row: str | None):
+        self.value, self.row = value, row
+
+
+def _unwrap(value):
+    if isinstance(value, _ForRow):
+        return value.value, value.row
+    return value, None
+
+
+class BoundText(str):
+    """Decrypted text that remembers the row its ciphertext named (`clara_row`)."""
+
+
+class BoundBytes(bytes):
+    """Decrypted bytes that remember their row."""
+
+
+class BoundDict(dict):
+    """A decrypted JSON object that remembers its row."""
+
+
+class BoundList(list):
+    """A decrypted JSON array that remembers its row."""
+
+
+_BOUND_TYPES = {str: BoundText, bytes: BoundBytes, dict: BoundDict, list: BoundList}
+
+
+def _bound(value, row: str | None):
+    kind = _BOUND_TYPES.get(type(value)) if row is not None else None
+    if kind is None:
+        return value
+    value = kind(value)
+    value.clara_row = row
+    return value
+
+
+def _checked_from_db(cls, db, field_names, values):
+    """Model.from_db, then: every row-bound value loaded names this row (or no row)."""
+    instance = models.Model.from_db.__func__(cls, db, field_names, values)
+    attname = row_attname(cls)
+    loaded = instance.__dict__
+    if attname is not None and attname in loaded:
+        expected = row_text(loaded[attname])
+        for field in cls._meta.concrete_fields:
+            if isinstance(field, _RowBound) and field.attname in loaded:
+                crypto.check_row(
+                    getattr(loaded[field.attname], "clara_row", None),
+                    expected,
+                    context=context_of(field),
+                )
+    return instance
+
+
+class _RowBound:
+    """For the randomised encrypted fields: bind values to their row (see the module's doc)."""
+
+    def contribute_to_class(self, cls, name, *args, **kwargs):
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        # Every model with such a field checks rows on load, without each model class having
+        # to remember a base class (models of other parts, migrations' historical models).
+        if "from_db" not in cls.__dict__:
+            cls.from_db = classmethod(_checked_from_db)
+
+    def pre_save(self, model_instance, add):
+        value = super().pre_save(model_instance, add)
+        if value is None or hasattr(value, "as_sql"):
+            return value
+        attname = row_attname(type(model_instance))
+        row = row_text(getattr(model_instance, attname)) if attname else None
+        return _ForRow(value, row)
+
+
 def context_of(field: models.Field) -> str:
     """What a value of `field` is bound to: "<table>.<column>" (the same in migrations'
     historical models, which keep the table name)."""
@@ -60,21 +173,22 @@ def _refuse(field: models.Field, lookup_name: str):
     )
 
 
-class EncryptedTextField(models.TextField):
+class EncryptedTextField(_RowBound, models.TextField):
     """Text stored as AES-256-GCM ciphertext; `max_length` (if given) still limits form input."""
 
     description = "Text encrypted at rest"
 
     def get_prep_value(self, value):
+        value, row = _unwrap(value)
         value = super().get_prep_value(value)
         if value is None or hasattr(value, "as_sql"):
             return value
-        return crypto.encrypt(str(value), context=context_of(self))
+        return crypto.encrypt(str(value), context=context_of(self), row=row)
 
     def from_db_value(self, value, expression, connection):
         if value is None:
             return None
-        return crypto.decrypt(value, context=context_of(self))
+        return _bound(*crypto.keyring().decrypt_bound(value, context=context_of(self)))
 
     def get_lookup(self, lookup_name):
         if lookup_name == "isnull":
@@ -87,7 +201,7 @@ class EncryptedTextField(models.TextField):
         return None
 
 
-class EncryptedBinaryField(models.BinaryField):
+class EncryptedBinaryField(_RowBound, models.BinaryField):
     """Bytes stored as AES-256-GCM ciphertext in a binary column (`crypto.encrypt_bytes`: the
     same key header as the text fields, then the raw sealed bytes, so no base64 inflates it).
     Reads give `bytes`; a value stored before encryption (no header) reads as it is."""
@@ -95,14 +209,15 @@ class EncryptedBinaryField(models.BinaryField):
     description = "Bytes encrypted at rest"
 
     def get_db_prep_value(self, value, connection, prepared=False):
+        value, row = _unwrap(value)
         if value is not None and not hasattr(value, "as_sql"):
-            value = crypto.encrypt_bytes(bytes(value), context=context_of(self))
+            value = crypto.encrypt_bytes(bytes(value), context=context_of(self), row=row)
         return super().get_db_prep_value(value, connection, prepared)
 
     def from_db_value(self, value, expression, connection):
         if value is None:
             return None
-        return crypto.decrypt_bytes(bytes(value), context=context_of(self))
+        return _bound(*crypto.keyring().decrypt_bytes_bound(bytes(value), context=context_of(self)))
 
     def get_lookup(self, lookup_name):
         if lookup_name == "isnull":
@@ -113,7 +228,7 @@ class EncryptedBinaryField(models.BinaryField):
         return None
 
 
-class EncryptedJSONField(models.JSONField):
+class EncryptedJSONField(_RowBound, models.JSONField):
     """A JSON value stored as an encrypted JSON string in the same JSON column.
 
     SQL NULL stays NULL (so `__isnull` still works); anything else is serialised, encrypted and
@@ -123,6 +238,7 @@ class EncryptedJSONField(models.JSONField):
     description = "JSON encrypted at rest"
 
     def get_db_prep_value(self, value, connection, prepared=False):
+        value, row = _unwrap(value)
         if not prepared:
             value = self.get_prep_value(value)
         if isinstance(value, models.expressions.Value) and isinstance(
@@ -133,7 +249,9 @@ class EncryptedJSONField(models.JSONField):
             return value
         if value is None:
             return None
-        token = crypto.encrypt(json.dumps(value, cls=self.encoder), context=context_of(self))
+        token = crypto.encrypt(
+            json.dumps(value, cls=self.encoder), context=context_of(self), row=row
+        )
         return connection.ops.adapt_json_value(token, None)
 
     def from_db_value(self, value, expression, connection):
@@ -142,7 +260,8 @@ class EncryptedJSONField(models.JSONField):
         if isinstance(value, str | bytes):
             value = json.loads(value)
         if crypto.is_encrypted(value):
-            return json.loads(crypto.decrypt(value, context=context_of(self)), cls=self.decoder)
+            plain, row = crypto.keyring().decrypt_bound(value, context=context_of(self))
+            return _bound(json.loads(plain, cls=self.decoder), row)
         return value
 
     def get_lookup(self, lookup_name):
