@@ -57,10 +57,27 @@ class _MatchesNothing(Lookup):
 # --- Rows -----------------------------------------------------------------------------------
 
 
+_ROWS: dict[type, tuple[str | None, tuple]] = {}
+
+
+def _rows_of(model) -> tuple[str | None, tuple]:
+    """(row_attname, the row-bound fields) of a model, worked out once per class (loads and
+    saves ask on every row)."""
+    found = _ROWS.get(model)
+    if found is None:
+        bound = tuple(f for f in model._meta.concrete_fields if isinstance(f, _RowBound))
+        found = _ROWS[model] = (_row_attname(model), bound)
+    return found
+
+
 def row_attname(model) -> str | None:
     """The attribute a model's encrypted values are bound to: its primary key when code makes
     it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person the row
     belongs to (keys the database assigns are unknown until the insert); None if neither."""
+    return _rows_of(model)[0]
+
+
+def _row_attname(model) -> str | None:
     pk = model._meta.pk
     if pk.has_default():
         return pk.attname
@@ -127,17 +144,16 @@ def _bound(value, row: str | None):
 def _checked_from_db(cls, db, field_names, values):
     """Model.from_db, then: every row-bound value loaded names this row (or no row)."""
     instance = models.Model.from_db.__func__(cls, db, field_names, values)
-    attname = row_attname(cls)
+    attname, bound = _rows_of(cls)
     loaded = instance.__dict__
     if attname is not None and attname in loaded:
-        expected = row_text(loaded[attname])
-        for field in cls._meta.concrete_fields:
-            if isinstance(field, _RowBound) and field.attname in loaded:
-                crypto.check_row(
-                    getattr(loaded[field.attname], "clara_row", None),
-                    expected,
-                    context=context_of(field),
-                )
+        expected = None
+        for field in bound:
+            row = getattr(loaded.get(field.attname), "clara_row", None)
+            if row is not None:
+                if expected is None:
+                    expected = row_text(loaded[attname])
+                crypto.check_row(row, expected, context=context_of(field))
     return instance
 
 
