@@ -62,7 +62,8 @@ GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
 # Bump when the generated data changes shape, so stale reusable databases are rebuilt.
 # 4: the personal columns are encrypted (memory/core/crypto.py) under BENCH_ENCRYPTION_KEY.
 # 6: each repetition record has its stored meaning (memory/conversations/repeats.py), binary.
-DATA_VERSION = 6
+# 7: values bound to their table, column and row (issue 15; built by the same rotate_keys pass).
+DATA_VERSION = 7
 # A fixed key, for the benchmark's own databases only: reused databases must stay readable.
 BENCH_ENCRYPTION_KEY = "YmVuY2gtb25seS1rZXktbm90LWZvci1yZWFsLWRhdGE"
 PEOPLE = 1000

@@ -4,7 +4,7 @@
 key (one anyone can derive) is refused; `migrate`, the release step, runs it first.
 """
 
-from memory.core.crypto import DEVELOPMENT_DATA_HINT, PREFIX, development_key_ids
+from memory.core.crypto import DEVELOPMENT_DATA_HINT, PREFIXES, development_key_ids
 from memory.core.fields import FingerprintField
 from memory.reencrypt import encrypted_models
 
@@ -22,7 +22,11 @@ def development_data(using: str = "default") -> list[str]:
     connection = connections[using]
     quote = connection.ops.quote_name
     tables = set(connection.introspection.table_names())
-    patterns = [f"%{PREFIX}{kid}:%" for kid in sorted(development_key_ids(settings.SECRET_KEY))]
+    patterns = [
+        f"%{prefix}{kid}:%"
+        for prefix in PREFIXES
+        for kid in sorted(development_key_ids(settings.SECRET_KEY))
+    ]
     found = []
     with connection.cursor() as cursor:
         for model, fields in encrypted_models(apps.get_models()):

@@ -710,7 +710,10 @@ def _converse_all(plan: DemoPlan) -> None:
         )
         if person.id not in introduced:
             # Caregivers fill this in (there is no API for it yet): as an operator would.
-            Person.objects.filter(id=person.id).update(caregiver_context=person.caregiver_context)
+            # Through the instance, so the encrypted value is bound to its row (fields.py).
+            row = Person.objects.get(id=person.id)
+            row.caregiver_context = person.caregiver_context
+            row.save(update_fields=["caregiver_context"])
             introduced.add(person.id)
         _converse(companions[person.id], session)
         if session.closed_at is not None:

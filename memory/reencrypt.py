@@ -29,11 +29,21 @@ from memory.core import crypto
 from memory.core.fields import (
     EncryptedBinaryField,
     EncryptedJSONField,
+    EncryptedKeyField,
     EncryptedTextField,
     FingerprintField,
+    context_of,
+    row_attname,
+    row_text,
 )
 
-_ENCRYPTED_FIELDS = (EncryptedTextField, EncryptedJSONField, EncryptedBinaryField, FingerprintField)
+_ENCRYPTED_FIELDS = (
+    EncryptedTextField,
+    EncryptedJSONField,
+    EncryptedBinaryField,
+    EncryptedKeyField,
+    FingerprintField,
+)
 
 BATCH_SIZE = 1000
 
@@ -73,14 +83,40 @@ def _json_match_param(raw, parsed):
     return _json_param(parsed) if connection.vendor == "postgresql" else raw
 
 
+# Fingerprints are made again from the record's original message, read alongside.
+_ORIGINAL = "repetition_tracking.original_message"
+
+
 @dataclass
 class _Change:
     new: object
     old: object
 
 
-def _reencrypt_bytes(raw, ring: crypto.Keyring) -> bytes:
-    return ring.encrypt_bytes(ring.decrypt_bytes(raw))
+def _reencrypt_bytes(raw, ring: crypto.Keyring, context: str, bound: str | None) -> bytes:
+    return ring.encrypt_bytes(ring.decrypt_bytes(raw, context=context), context=context, row=bound)
+
+
+def _same_key(raw, ring: crypto.Keyring) -> bool:
+    """Whether a binary value is under the primary key already (then only its binding changes,
+    and a derived value need not be made again)."""
+    kid = bytes(raw)[len(crypto.PREFIX) : len(crypto.PREFIX) + crypto.KID_CHARS]
+    return kid == ring.primary.kid.encode("ascii")
+
+
+# Read on the per-turn path by value, with no row at hand (a decoded meaning is cached by its
+# ciphertext, memory/conversations/repeats.py): bound to the column only.
+_COLUMN_BOUND = {("repetition_tracking", "meaning")}
+
+
+def _bound_row(field, row: dict) -> str | None:
+    """The row `field`'s values are bound to in `row` (memory/core/fields.py `row_attname`)."""
+    if isinstance(field, EncryptedKeyField | FingerprintField):
+        return None  # compared across rows: bound to the column only
+    if (field.model._meta.db_table, field.column) in _COLUMN_BOUND:
+        return None
+    attname = row_attname(field.model)
+    return row_text(row.get(field.model._meta.get_field(attname).column)) if attname else None
 
 
 def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
@@ -92,8 +128,10 @@ def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
     original = row.get("original_message")
     if original is None:
         return None
-    found = repeats.meaning_of(ring.decrypt(original))
-    return None if found is None else ring.encrypt_bytes(meaning.to_stored(found))
+    found = repeats.meaning_of(ring.decrypt(original, context=_ORIGINAL))
+    if found is None:
+        return None
+    return ring.encrypt_bytes(meaning.to_stored(found), context=repeats.MEANING_CONTEXT)
 
 
 # Binary columns derived from another column with keyed hashes: (table, column) → how to make
@@ -104,60 +142,79 @@ _DERIVED: dict[tuple[str, str], Callable[[dict, crypto.Keyring], bytes | None]] 
 
 
 def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
-    """The new stored value of `field` for the current primary key, or None if it is current."""
+    """The new stored value of `field` for the current primary key, or None if it is current.
+
+    Values from before binding (v1, or plaintext) are rewritten bound to their table and column.
+    """
     if raw is None:
         return None
+    context = context_of(field)
+    bound = _bound_row(field, row)
     if isinstance(field, EncryptedBinaryField):
-        if ring.is_current_bytes(raw):
+        if ring.is_current_bytes(raw, row=bound):
             return None
         derive = _DERIVED.get((field.model._meta.db_table, field.column))
-        if derive is not None and crypto.is_encrypted_bytes(raw):
+        if derive is not None and crypto.is_encrypted_bytes(raw) and not _same_key(raw, ring):
             # Made with an old key's keyed hashes: made again under the primary key (later,
             # outside the batch's transaction), or, if that cannot be done, re-encrypted as is.
-            return _Change(lambda: derive(row, ring) or _reencrypt_bytes(raw, ring), raw)
-        return _Change(_reencrypt_bytes(raw, ring), raw)
+            return _Change(
+                lambda: derive(row, ring) or _reencrypt_bytes(raw, ring, context, bound), raw
+            )
+        return _Change(_reencrypt_bytes(raw, ring, context, bound), raw)
+    if isinstance(field, EncryptedKeyField):
+        if ring.is_current_lookup(raw):
+            return None
+        sealed = ring.seal_lookup(ring.decrypt(raw, context=context), context=context)
+        return _Change(sealed, raw)
     if isinstance(field, FingerprintField):
         from memory.conversations import repetition
 
         original = row.get("original_message")
-        original = "" if original is None else ring.decrypt(original)
+        original = "" if original is None else ring.decrypt(original, context=_ORIGINAL)
         tokens = ring.fingerprint_tokens(repetition.fingerprint(original))
         return None if tokens == raw else _Change(tokens, raw)
     if isinstance(field, EncryptedJSONField):
         parsed = _parse_json(raw)
-        if isinstance(parsed, str) and ring.is_current(parsed):
+        if isinstance(parsed, str) and ring.is_current(parsed, row=bound):
             return None
-        plain = json.loads(ring.decrypt(parsed)) if crypto.is_encrypted(parsed) else parsed
-        token = ring.encrypt(json.dumps(plain))
+        plain = (
+            json.loads(ring.decrypt(parsed, context=context))
+            if crypto.is_encrypted(parsed)
+            else parsed
+        )
+        token = ring.encrypt(json.dumps(plain), context=context, row=bound)
         return _Change(_json_param(token), _json_match_param(raw, parsed))
-    if ring.is_current(raw):
+    if ring.is_current(raw, row=bound):
         return None
-    return _Change(ring.encrypt(ring.decrypt(raw)), raw)
+    return _Change(
+        ring.encrypt(ring.decrypt(raw, context=context), context=context, row=bound), raw
+    )
 
 
 def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
     """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
     if raw is None:
         return None
+    context = context_of(field)
     if isinstance(field, EncryptedBinaryField):
-        plain = ring.decrypt_bytes(raw)
+        plain = ring.decrypt_bytes(raw, context=context)
         return None if plain == bytes(raw) else _Change(plain, raw)
     if isinstance(field, FingerprintField):
         from memory.conversations import repetition
 
         original = row.get("original_message")
-        original = "" if original is None else ring.decrypt(original)
+        original = "" if original is None else ring.decrypt(original, context=_ORIGINAL)
         words = repetition.fingerprint(original)
         return None if words == raw else _Change(words, raw)
     if isinstance(field, EncryptedJSONField):
         parsed = _parse_json(raw)
         if not crypto.is_encrypted(parsed):
             return None
-        plain = json.loads(ring.decrypt(parsed))
+        plain = json.loads(ring.decrypt(parsed, context=context))
         return _Change(_json_param(plain), _json_match_param(raw, parsed))
     if not crypto.is_encrypted(raw):
         return None
-    return _Change(ring.decrypt(raw), raw)
+    return _Change(ring.decrypt(raw, context=context), raw)
 
 
 def _sweep(
@@ -181,6 +238,12 @@ def _sweep(
             and "original_message" not in columns
         ):
             columns.append("original_message")
+        # Values are bound to their row: read what they are bound to (when not the pk).
+        attname = row_attname(model)
+        if attname is not None:
+            bound_column = model._meta.get_field(attname).column
+            if bound_column != pk and bound_column not in columns:
+                columns.append(bound_column)
         names = [pk, *columns]
         select = ", ".join(quote(name) for name in names)
         by_column = {f.column: ColumnCount(table, f.column) for f in fields}

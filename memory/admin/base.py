@@ -4,7 +4,7 @@ append-only pages, the organisation scope of staff logins, and the audit of mess
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
@@ -12,6 +12,7 @@ from django.utils.text import Truncator
 
 from memory.conversations import audit, tenancy
 from memory.conversations.models import AccessAction, AccessChannel, AccessOutcome
+from memory.core.fields import EncryptedKeyField
 
 
 def change_link(obj, text=None):
@@ -35,7 +36,8 @@ def short(text: str | None, length: int = 80) -> str:
 class LinksMixin:
     """List columns that link to the row's person and session pages."""
 
-    @admin.display(description="person", ordering="person__display_name")
+    # Not sortable: names are encrypted, and ciphertext order means nothing.
+    @admin.display(description="person")
     def person_link(self, obj):
         return change_link(obj.person)
 
@@ -117,6 +119,18 @@ def organisation_scope(queryset: QuerySet, organisation_ids, lookup=None) -> Que
     return queryset.filter(scope(list(organisation_ids)))
 
 
+def _field_at(model, path: str):
+    """The model field at the end of a search path ("person__display_name"), or None."""
+    field = None
+    for name in path.split("__"):
+        try:
+            field = model._meta.get_field(name)
+        except FieldDoesNotExist:
+            return None
+        model = field.related_model or model
+    return field
+
+
 class OrganisationScopedAdmin:
     """For every memory and dashboard admin page: a superuser sees every organisation's rows;
     any other staff login only its own organisations' (OrganisationMembership): in lists, search
@@ -141,6 +155,23 @@ class OrganisationScopedAdmin:
         return organisation_scope(
             super().get_queryset(request), self.organisation_ids(request), self.organisation_lookup
         )
+
+    def get_search_results(self, request, queryset, search_term):
+        """Django's search, plus the rows whose encrypted-but-matchable search fields (a
+        person's name: `EncryptedKeyField`) equal the whole term exactly. Substrings of them
+        cannot match (the column holds no plaintext); the exact name is sealed and compared."""
+        results, duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if not term:
+            return results, duplicates
+        exact = Q()
+        for path in self.get_search_fields(request):
+            path = path.lstrip("^=@")
+            if isinstance(_field_at(queryset.model, path), EncryptedKeyField):
+                exact |= Q(**{path: term})
+        if exact:
+            results = results | queryset.filter(exact)
+        return results, duplicates
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         formfield = super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -15,6 +15,7 @@ from django.utils import timezone
 from memory.core.fields import (
     EncryptedBinaryField,
     EncryptedJSONField,
+    EncryptedKeyField,
     EncryptedTextField,
     FingerprintField,
 )
@@ -154,7 +155,9 @@ class Person(models.Model):
         db_index=False,
         default=default_organisation_id,
     )
-    display_name = models.CharField(max_length=200, blank=True, default="")
+    # Encrypted deterministically (memory/core/fields.py): the admin finds a person by the exact
+    # name (memory/admin/base.py) without the name being stored; lists sort in Python.
+    display_name = EncryptedKeyField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField()
     last_active_at = models.DateTimeField()
     # What caregivers set (name, pronouns, zone, topics, agreed answers): read it through

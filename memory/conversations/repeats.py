@@ -47,6 +47,9 @@ from memory.core import crypto
 
 logger = logging.getLogger(__name__)
 
+# What a stored meaning is bound to: the column it lives in (memory/core/fields.py).
+MEANING_CONTEXT = "repetition_tracking.meaning"
+
 # Stored meanings decoded and kept per process (by ciphertext): a session's earlier messages
 # are compared on every turn, and a decoded meaning keeps the arrays `compare` builds once.
 DECODED_CACHE_SIZE = 2048
@@ -129,7 +132,7 @@ def to_db(meaning: MessageMeaning | None) -> bytes | None:
     """The column value of a meaning: its stored bytes, encrypted (None stays NULL)."""
     if meaning is None:
         return None
-    return crypto.encrypt_bytes(meaning_rule.to_stored(meaning))
+    return crypto.encrypt_bytes(meaning_rule.to_stored(meaning), context=MEANING_CONTEXT)
 
 
 def from_db(value: bytes | memoryview | None) -> MessageMeaning | None:
@@ -143,7 +146,7 @@ def from_db(value: bytes | memoryview | None) -> MessageMeaning | None:
     found = _decoded.get(value)
     if found is not None:
         return found
-    found = decode_meaning(crypto.decrypt_bytes(value))
+    found = decode_meaning(crypto.decrypt_bytes(value, context=MEANING_CONTEXT))
     if found is not None:
         _decoded.put(value, found)
     return found

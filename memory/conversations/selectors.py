@@ -170,8 +170,10 @@ def _session_info(
         id=session_id,
         person_id=storage.from_db_uuid(person_id),
         message_count=message_count,
-        display_name=display_name or "",
-        caregiver_context=storage.from_db_encrypted_json(caregiver_context),
+        display_name=storage.from_db_encrypted(display_name, context=storage.PERSON_NAME) or "",
+        caregiver_context=storage.from_db_encrypted_json(
+            caregiver_context, context=storage.PERSON_CONTEXT, row=person_id
+        ),
     )
 
 
@@ -232,13 +234,15 @@ def memory_query(
             variants=fingerprints,
             question_type=question_type,
             meaning=meaning,
-            earlier=[(fp, qtype, stored) for fp, qtype, stored, _id, _answer in earlier],
+            earlier=[(fp, qtype, stored) for fp, qtype, stored, *_ in earlier],
         )
         repeat_count = sum(flags)
         last_answer = None
         if repeat_count:
             latest = max(index for index, flag in enumerate(flags) if flag)
-            last_answer = storage.from_db_encrypted(earlier[latest][4])
+            last_answer = storage.from_db_encrypted(
+                earlier[latest][4], context=storage.REPETITION_RESPONSE, row=earlier[latest][5]
+            )
 
         cursor.execute(storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY])
         history = [
@@ -266,7 +270,14 @@ def memory_query(
         if session.message_count:
             cursor.execute(storage.SESSION_WINDOW, [db_session_id, WINDOW_DISTRESSED])
             latest = [
-                (role, storage.from_db_encrypted(content), sequence, message_id)
+                (
+                    role,
+                    storage.from_db_encrypted(
+                        content, context=storage.MESSAGE_CONTENT, row=message_id
+                    ),
+                    sequence,
+                    message_id,
+                )
                 for role, content, sequence, message_id in reversed(cursor.fetchall())
             ]
         said_lately = [text for role, text, _seq, _id in latest if role == ChatMessage.Role.USER]
@@ -335,7 +346,10 @@ def texts_before(*, session_id: uuid.UUID, sequence_number: int, limit: int) -> 
         cursor.execute(
             storage.SESSION_TEXTS_BEFORE, [storage.db_uuid(session_id), sequence_number, limit]
         )
-        return [storage.from_db_encrypted(content) for (content,) in reversed(cursor.fetchall())]
+        return [
+            storage.from_db_encrypted(content, context=storage.MESSAGE_CONTENT, row=message_id)
+            for message_id, content in reversed(cursor.fetchall())
+        ]
 
 
 def messages_list(

@@ -261,7 +261,7 @@ def _stored_exchange_for_key(
     if row is None:
         return None
     user_id, user_seq, content = row
-    content = storage.from_db_encrypted(content)
+    content = storage.from_db_encrypted(content, context=storage.MESSAGE_CONTENT, row=user_id)
     # Both sides are redacted text; a row stored before redaction existed is redacted to compare.
     if content != user_message and sensitive.redact_text(content) != user_message:
         raise Conflict(
@@ -446,8 +446,12 @@ def _exchange_write(
         user_id, assistant_id = uuid7(), uuid7()
         db_user_id, db_assistant_id = storage.db_uuid(user_id), storage.db_uuid(assistant_id)
         # Encrypted at rest: each column gets its own ciphertext (own nonce).
-        db_user_message = storage.db_encrypted(user_message)
-        db_assistant_message = storage.db_encrypted(assistant_message)
+        db_user_message = storage.db_encrypted(
+            user_message, context=storage.MESSAGE_CONTENT, row=user_id
+        )
+        db_assistant_message = storage.db_encrypted(
+            assistant_message, context=storage.MESSAGE_CONTENT, row=assistant_id
+        )
         cursor.execute(
             storage.INSERT_MESSAGES,
             [
@@ -466,12 +470,20 @@ def _exchange_write(
                 db_at,
             ],
         )  # fmt: skip
+        repetition_id = uuid7()
         cursor.execute(
             storage.INSERT_REPETITION,
             [
-                storage.db_uuid(uuid7()), db_session_id, db_person_id, db_user_id,
-                fingerprints[0], storage.db_encrypted(user_message), question_type, repeat_count,
-                db_at, storage.db_encrypted(assistant_message), repeats.to_db(meaning),
+                storage.db_uuid(repetition_id), db_session_id, db_person_id, db_user_id,
+                fingerprints[0],
+                storage.db_encrypted(
+                    user_message, context=storage.REPETITION_ORIGINAL, row=repetition_id
+                ),
+                question_type, repeat_count, db_at,
+                storage.db_encrypted(
+                    assistant_message, context=storage.REPETITION_RESPONSE, row=repetition_id
+                ),
+                repeats.to_db(meaning),
             ],
         )  # fmt: skip
         if narrative is not None:

@@ -52,27 +52,43 @@ def from_db_json(value) -> dict:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
-def from_db_encrypted_json(value) -> dict:
-    """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted."""
+# What each encrypted column's values are bound to (memory/core/fields.py `context_of`): the
+# same "<table>.<column>" the fields use, so the ORM and this SQL read each other's values.
+MESSAGE_CONTENT = "chat_messages.content"
+REPETITION_ORIGINAL = "repetition_tracking.original_message"
+REPETITION_RESPONSE = "repetition_tracking.response_given"
+REPETITION_MEANING = "repetition_tracking.meaning"
+PERSON_CONTEXT = "people.caregiver_context"
+PERSON_NAME = "people.display_name"
+
+
+def from_db_encrypted_json(value, *, context: str, row=None) -> dict:
+    """An EncryptedJSONField column as selected (a JSON string holding ciphertext), decrypted
+    and checked against `row` as `from_db_encrypted` does."""
     value = from_db_json(value)
     if crypto.is_encrypted(value):
-        return json.loads(crypto.decrypt(value))
+        return json.loads(from_db_encrypted(value, context=context, row=row))
     return value  # a row from before encryption
 
 
-def db_encrypted(text: str | None) -> str | None:
-    """An EncryptedTextField value as the column stores it."""
-    return crypto.encrypt_optional(text)
+def db_encrypted(text: str | None, *, context: str, row: uuid.UUID | None = None) -> str | None:
+    """An EncryptedTextField value as the column stores it, bound to its row (the primary key
+    the statement inserts)."""
+    return crypto.encrypt_optional(text, context=context, row=None if row is None else str(row))
 
 
-def from_db_encrypted(value: str | None) -> str | None:
-    """An EncryptedTextField column as selected, decrypted (a DecryptionError on a wrong key)."""
-    return crypto.decrypt_optional(value)
+def from_db_encrypted(value: str | None, *, context: str, row=None) -> str | None:
+    """An EncryptedTextField column as selected, decrypted; `row` (the row's primary key as
+    selected) is compared with the row the value is bound to. DecryptionError on a wrong key,
+    or on a value moved from another row."""
+    return crypto.decrypt_optional(
+        value, context=context, row=None if row is None else str(from_db_uuid(row))
+    )
 
 
 # --- Reads -----------------------------------------------------------------------------------
 
-# Primary keys of sessions and people. [encrypted] caregiver_context
+# Primary keys of sessions and people. [encrypted] display_name, caregiver_context
 SESSION_WITH_PERSON = """
     SELECT s.person_id, s.message_count, p.display_name, p.caregiver_context, s.organisation_id
     FROM sessions s LEFT JOIN people p ON p.id = s.person_id
@@ -82,7 +98,7 @@ SESSION_WITH_PERSON = """
 # [encrypted] meaning, response_given (decrypted only when needed: the meanings, and Clara's
 # answer to the message this one repeats).
 SESSION_FINGERPRINTS = """
-    SELECT fingerprint, question_type, meaning, message_id, response_given
+    SELECT fingerprint, question_type, meaning, message_id, response_given, id
     FROM repetition_tracking
     WHERE session_id = %s ORDER BY timestamp"""
 # idx_emotions_session_time
@@ -99,7 +115,7 @@ SESSION_WINDOW = """
     WHERE session_id = %s ORDER BY sequence_number DESC LIMIT %s"""
 # idx_messages_session_seq: older messages than the window read above. [encrypted] content
 SESSION_TEXTS_BEFORE = """
-    SELECT content FROM chat_messages
+    SELECT id, content FROM chat_messages
     WHERE session_id = %s AND sequence_number < %s ORDER BY sequence_number DESC LIMIT %s"""
 # idx_emotions_user_time: the person's usual distress, from their latest readings in other
 # sessions up to this turn (the first turns of a session have too little history of their own).

@@ -39,11 +39,30 @@ from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.core.exceptions import ImproperlyConfigured
 
+# Three kinds of value, each recognisable by its prefix (all seven characters):
+# - v1: written before values were bound to their place; the associated data is the header only.
+#   Still read; `rotate_keys` and migration 0017 rewrite them as v2.
+# - v2: AES-256-GCM with associated data header | NUL | context, where the context names the
+#   table and column the value belongs in ("memories.content"): a value copied into another
+#   column or table no longer decrypts.
+# - r1: as v2, and bound to one row too: `enc:r1:<key id>:<row>:`, the row (a primary key, or
+#   for rows whose key the database assigns, the person they belong to) inside the header and
+#   so inside the associated data. Readers compare it with the row they read
+#   (memory/core/fields.py, memory/conversations/sql.py): a value moved between rows is refused.
+# - d1: deterministic AES-SIV (RFC 5297) with the same context, for the few values that must be
+#   both matched in SQL (equality, unique constraints) and shown: memory keys. Equal plaintexts in
+#   one column give equal values; nothing else about the plaintext shows. The synthetic IV is a
+#   keyed PRF of the plaintext (the keyed hash), and the rest is the encryption.
 PREFIX = "enc:v1:"
+BOUND_PREFIX = "enc:v2:"
+ROW_PREFIX = "enc:r1:"
+LOOKUP_PREFIX = "enc:d1:"
+PREFIXES = (PREFIX, BOUND_PREFIX, ROW_PREFIX, LOOKUP_PREFIX)
+_PREFIX_CHARS = len(PREFIX)
 KEY_BYTES = 32
 NONCE_BYTES = 12
 KID_CHARS = 8
@@ -139,7 +158,10 @@ class _Key:
     hash_key: bytes
     # HMAC state after the fingerprint domain prefix; copied per word (cheaper than a new HMAC).
     fingerprint_mac: hmac.HMAC
-    header: str  # PREFIX + kid + ":", also the associated data of every value
+    header: str  # PREFIX + kid + ":", the associated data of v1 values
+    bound_header: str  # BOUND_PREFIX + kid + ":", then the context, the associated data of v2
+    lookup_header: str  # LOOKUP_PREFIX + kid + ":"
+    siv: AESSIV
 
 
 class Keyring:
@@ -160,6 +182,9 @@ class Keyring:
                     hash_key=hash_key,
                     fingerprint_mac=hmac.new(hash_key, b"fingerprint\x00", hashlib.sha256),
                     header=f"{PREFIX}{kid}:",
+                    bound_header=f"{BOUND_PREFIX}{kid}:",
+                    lookup_header=f"{LOOKUP_PREFIX}{kid}:",
+                    siv=AESSIV(_derive(master, b"clara-memory aes-siv v1", 64)),
                 )
             )
         self.keys: tuple[_Key, ...] = tuple(keys)
@@ -171,69 +196,135 @@ class Keyring:
 
     # --- Encryption --------------------------------------------------------------------------
 
-    def encrypt(self, text: str) -> str:
-        key = self.primary
-        nonce = os.urandom(NONCE_BYTES)
-        sealed = key.aead.encrypt(nonce, text.encode("utf-8"), key.header.encode("ascii"))
-        return key.header + _b64encode(nonce + sealed)
-
-    def decrypt(self, value: str) -> str:
-        """Plaintext of `value`; a value without the prefix is returned as it is (legacy row)."""
-        if not value.startswith(PREFIX):
-            return value
-        kid = value[len(PREFIX) : len(PREFIX) + KID_CHARS]
+    def _key_for(self, value: str) -> _Key:
+        kid = value[_PREFIX_CHARS : _PREFIX_CHARS + KID_CHARS]
         key = self.by_kid.get(kid)
         if key is None:
             raise DecryptionError(
                 f"Encrypted with key {kid}, which is not in CLARA_ENCRYPTION_KEYS."
                 + _development_note(kid)
             )
-        body = value[len(key.header) :]
-        try:
-            blob = _b64decode(body)
-            plain = key.aead.decrypt(
-                blob[:NONCE_BYTES], blob[NONCE_BYTES:], key.header.encode("ascii")
-            )
-        except (InvalidTag, binascii.Error, ValueError) as exc:
-            raise DecryptionError(f"A value under key {kid} does not decrypt.") from exc
-        return plain.decode("utf-8")
+        return key
 
-    def is_current(self, value: str | None) -> bool:
-        """Whether a stored value needs no rewrite: NULL, or encrypted under the primary key."""
-        return value is None or value.startswith(self.primary.header)
+    def _header(self, key: _Key, row: str | None) -> str:
+        if row is None:
+            return key.bound_header
+        if ":" in row:
+            raise ValueError("A row id cannot contain ':'.")
+        return f"{ROW_PREFIX}{key.kid}:{row}:"
+
+    def encrypt(self, text: str, *, context: str = "", row: str | None = None) -> str:
+        """A value of `text` bound to `context` ("table.column"; "" for values kept outside the
+        database's columns, such as the recovery log) and, given `row`, to that row: an r1
+        value, whose header names the row (authenticated: it cannot be edited)."""
+        key = self.primary
+        header = self._header(key, row)
+        nonce = os.urandom(NONCE_BYTES)
+        sealed = key.aead.encrypt(nonce, text.encode("utf-8"), _bound_aad(header, context))
+        return header + _b64encode(nonce + sealed)
+
+    def decrypt(self, value: str, *, context: str = "") -> str:
+        """Plaintext of `value`; a value without a prefix is returned as it is (legacy row)."""
+        return self.decrypt_bound(value, context=context)[0]
+
+    def decrypt_bound(self, value: str, *, context: str = "") -> tuple[str, str | None]:
+        """(plaintext, the row it is bound to or None).
+
+        A v2, r1 or d1 value only opens with the context it was written for: one moved to
+        another column or table raises DecryptionError, as a wrong key does. The row comes from
+        the value's authenticated header: the caller compares it with the row it read."""
+        prefix = value[:_PREFIX_CHARS]
+        if prefix not in PREFIXES:
+            return value, None
+        key = self._key_for(value)
+        row = None
+        try:
+            if prefix == LOOKUP_PREFIX:
+                blob = _b64decode(value[len(key.lookup_header) :])
+                plain = key.siv.decrypt(blob, [key.lookup_header.encode(), context.encode()])
+            else:
+                if prefix == PREFIX:
+                    header = key.header
+                    aad = header.encode("ascii")
+                else:
+                    header = key.bound_header
+                    if prefix == ROW_PREFIX:
+                        row, _, _ = value[len(header) :].partition(":")
+                        header = f"{ROW_PREFIX}{key.kid}:{row}:"
+                    aad = _bound_aad(header, context)
+                blob = _b64decode(value[len(header) :])
+                plain = key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], aad)
+        except (InvalidTag, binascii.Error, ValueError) as exc:
+            raise DecryptionError(f"A value under key {key.kid} does not decrypt.") from exc
+        return plain.decode("utf-8"), row
+
+    def is_current(self, value: str | None, *, row: str | None = None) -> bool:
+        """Whether a stored value needs no rewrite: NULL, or under the primary key and bound as
+        asked (to `row`, or to its column only)."""
+        return value is None or value.startswith(self._header(self.primary, row))
+
+    # --- Deterministic values (matched in SQL, and shown) ------------------------------------
+
+    def seal_lookup(self, text: str, *, context: str, key: _Key | None = None) -> str:
+        """The d1 value of `text` in `context`: the same text always gives the same value."""
+        key = key or self.primary
+        sealed = key.siv.encrypt(
+            text.encode("utf-8"), [key.lookup_header.encode(), context.encode()]
+        )
+        return key.lookup_header + _b64encode(sealed)
+
+    def lookup_variants(self, text: str, *, context: str) -> list[str]:
+        """`text` sealed under every configured key, the primary's first: rows written before a
+        rotation keep matching until `rotate_keys` rewrites them."""
+        return [self.seal_lookup(text, context=context, key=key) for key in self.keys]
+
+    def is_current_lookup(self, value: str | None) -> bool:
+        return value is None or value == "" or value.startswith(self.primary.lookup_header)
 
     # --- Bytes (a BLOB column: the same envelope, without base64) ----------------------------
 
-    def encrypt_bytes(self, data: bytes) -> bytes:
-        """`enc:v1:<key id>:` then nonce | ciphertext | tag, raw: for binary columns."""
+    def encrypt_bytes(self, data: bytes, *, context: str = "", row: str | None = None) -> bytes:
+        """The same header as `encrypt`, then nonce | ciphertext | tag, raw: for binary columns."""
         key = self.primary
-        header = key.header.encode("ascii")
+        header = self._header(key, row)
         nonce = os.urandom(NONCE_BYTES)
-        return header + nonce + key.aead.encrypt(nonce, bytes(data), header)
+        sealed = key.aead.encrypt(nonce, bytes(data), _bound_aad(header, context))
+        return header.encode("ascii") + nonce + sealed
 
-    def decrypt_bytes(self, value: bytes) -> bytes:
+    def decrypt_bytes(self, value: bytes, *, context: str = "") -> bytes:
         """Plaintext of an `encrypt_bytes` value; a value without the prefix is returned as it is
         (written before encryption, as `decrypt` does for text)."""
-        value = bytes(value)
-        prefix = PREFIX.encode("ascii")
-        if not value.startswith(prefix):
-            return value
-        kid = value[len(prefix) : len(prefix) + KID_CHARS].decode("ascii", "replace")
-        key = self.by_kid.get(kid)
-        if key is None:
-            raise DecryptionError(
-                f"Encrypted with key {kid}, which is not in CLARA_ENCRYPTION_KEYS."
-            )
-        header = key.header.encode("ascii")
-        blob = value[len(header) :]
-        try:
-            return key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], header)
-        except (InvalidTag, ValueError) as exc:
-            raise DecryptionError(f"A value under key {kid} does not decrypt.") from exc
+        return self.decrypt_bytes_bound(value, context=context)[0]
 
-    def is_current_bytes(self, value: bytes | None) -> bool:
-        """Whether a stored binary value needs no rewrite: NULL, or under the primary key."""
-        return value is None or bytes(value).startswith(self.primary.header.encode("ascii"))
+    def decrypt_bytes_bound(self, value: bytes, *, context: str = "") -> tuple[bytes, str | None]:
+        """(plaintext, the row it is bound to or None), as `decrypt_bound` for text."""
+        value = bytes(value)
+        prefix = value[:_PREFIX_CHARS].decode("ascii", "replace")
+        if prefix not in (PREFIX, BOUND_PREFIX, ROW_PREFIX):
+            return value, None
+        key = self._key_for(value[: _PREFIX_CHARS + KID_CHARS].decode("ascii", "replace"))
+        row = None
+        if prefix == PREFIX:
+            header = key.header
+            aad = header.encode("ascii")
+        else:
+            header = key.bound_header
+            if prefix == ROW_PREFIX:
+                end = value.find(b":", len(header))
+                row = value[len(header) : end].decode("ascii", "replace") if end > 0 else ""
+                header = f"{ROW_PREFIX}{key.kid}:{row}:"
+            aad = _bound_aad(header, context)
+        blob = value[len(header.encode("ascii")) :]
+        try:
+            return key.aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], aad), row
+        except (InvalidTag, ValueError) as exc:
+            raise DecryptionError(f"A value under key {key.kid} does not decrypt.") from exc
+
+    def is_current_bytes(self, value: bytes | None, *, row: str | None = None) -> bool:
+        """Whether a stored binary value needs no rewrite (as `is_current`)."""
+        return value is None or bytes(value).startswith(
+            self._header(self.primary, row).encode("ascii")
+        )
 
     # --- Keyed hashes ------------------------------------------------------------------------
 
@@ -260,6 +351,10 @@ class Keyring:
         comparing against every variant keeps repetition detection whole meanwhile.
         """
         return [self.fingerprint_tokens(words, key=key) for key in self.keys]
+
+
+def _bound_aad(header: str, context: str) -> bytes:
+    return header.encode("ascii") + b"\x00" + context.encode("utf-8")
 
 
 def _development_note(kid: str) -> str:
@@ -293,37 +388,58 @@ def reset() -> None:
 
 
 def is_encrypted(value: object) -> bool:
-    return isinstance(value, str) and value.startswith(PREFIX)
+    return isinstance(value, str) and value[:_PREFIX_CHARS] in PREFIXES
 
 
-def encrypt(text: str) -> str:
-    return keyring().encrypt(text)
+def encrypt(text: str, *, context: str = "", row: str | None = None) -> str:
+    return keyring().encrypt(text, context=context, row=row)
 
 
-def decrypt(value: str) -> str:
-    return keyring().decrypt(value)
+def decrypt(value: str, *, context: str = "") -> str:
+    return keyring().decrypt(value, context=context)
 
 
-def encrypt_optional(text: str | None) -> str | None:
-    return None if text is None else keyring().encrypt(text)
+def encrypt_optional(text: str | None, *, context: str = "", row: str | None = None) -> str | None:
+    return None if text is None else keyring().encrypt(text, context=context, row=row)
 
 
-def decrypt_optional(value: str | None) -> str | None:
-    return None if value is None else keyring().decrypt(value)
+def decrypt_optional(value: str | None, *, context: str = "", row: str | None = None) -> str | None:
+    """Plaintext of a stored value; given `row`, a value bound to another row is refused."""
+    if value is None:
+        return None
+    plain, bound = keyring().decrypt_bound(value, context=context)
+    check_row(bound, row, context=context)
+    return plain
+
+
+def check_row(bound: str | None, expected: str | None, *, context: str) -> None:
+    """DecryptionError if a value bound to a row sits in another row (it was moved)."""
+    if bound is not None and expected is not None and bound != expected:
+        raise DecryptionError(f"A value of {context} is bound to another row: it was moved.")
 
 
 def is_encrypted_bytes(value: object) -> bool:
-    return isinstance(value, bytes | bytearray | memoryview) and bytes(value).startswith(
-        PREFIX.encode("ascii")
+    return isinstance(value, bytes | bytearray | memoryview) and bytes(value)[:_PREFIX_CHARS] in (
+        PREFIX.encode("ascii"),
+        BOUND_PREFIX.encode("ascii"),
+        ROW_PREFIX.encode("ascii"),
     )
 
 
-def encrypt_bytes(data: bytes) -> bytes:
-    return keyring().encrypt_bytes(data)
+def encrypt_bytes(data: bytes, *, context: str = "", row: str | None = None) -> bytes:
+    return keyring().encrypt_bytes(data, context=context, row=row)
 
 
-def decrypt_bytes(value: bytes) -> bytes:
-    return keyring().decrypt_bytes(value)
+def decrypt_bytes(value: bytes, *, context: str = "") -> bytes:
+    return keyring().decrypt_bytes(value, context=context)
+
+
+def seal_lookup(text: str, *, context: str) -> str:
+    return keyring().seal_lookup(text, context=context)
+
+
+def lookup_variants(text: str, *, context: str) -> list[str]:
+    return keyring().lookup_variants(text, context=context)
 
 
 def keyed_hash(value: str, *, purpose: str) -> str:

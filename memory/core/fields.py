@@ -11,6 +11,15 @@ a JSON string inside the JSON column (jsonb on PostgreSQL), so switching a field
 twin changes no column (encryption needs no schema change). Only
 VARCHAR columns must become TEXT, because the ciphertext is longer than the plaintext limit.
 
+Each value is bound to its table and column (AES-GCM associated data, `context` below): a
+ciphertext copied into another column or table fails to decrypt, loudly. The randomised fields
+bind each value to its row too (`row_attname`): written through a model instance (`save()`,
+`create()`, `bulk_create`), the value names its row in its authenticated header; loaded into an
+instance (every ORM read that builds objects, `select_related` included), it is compared with the
+row it was read from, and a value moved between rows raises DecryptionError. Writes with no
+instance (`QuerySet.update`, `bulk_update`) and reads with none (`values()`) are bound to the
+column only; `rotate_keys` (memory/reencrypt.py) binds every stored value to its row.
+
 Nothing can be compared in SQL on ciphertext (each value has its own random nonce), so the
 lookups that would quietly never match are refused with a FieldError. `icontains` is kept, and
 matches nothing, so that Django admin search boxes that list such a column keep working for their
@@ -20,6 +29,7 @@ other fields.
 from __future__ import annotations
 
 import json
+import uuid
 
 from django.core.exceptions import FieldError
 from django.db import models
@@ -44,6 +54,134 @@ class _MatchesNothing(Lookup):
         return "1 = 0", []
 
 
+# --- Rows -----------------------------------------------------------------------------------
+
+
+_ROWS: dict[type, tuple[str | None, tuple]] = {}
+
+
+def _rows_of(model) -> tuple[str | None, tuple]:
+    """(row_attname, the row-bound fields) of a model, worked out once per class (loads and
+    saves ask on every row)."""
+    found = _ROWS.get(model)
+    if found is None:
+        bound = tuple(f for f in model._meta.concrete_fields if isinstance(f, _RowBound))
+        found = _ROWS[model] = (_row_attname(model), bound)
+    return found
+
+
+def row_attname(model) -> str | None:
+    """The attribute a model's encrypted values are bound to: its primary key when code makes
+    it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person the row
+    belongs to (keys the database assigns are unknown until the insert); None if neither."""
+    return _rows_of(model)[0]
+
+
+def _row_attname(model) -> str | None:
+    pk = model._meta.pk
+    if pk.has_default():
+        return pk.attname
+    if any(f.attname == "person_id" for f in model._meta.concrete_fields):
+        return "person_id"
+    return None
+
+
+def row_text(value) -> str | None:
+    """A row id as values are bound to it, whatever form it was read in (UUID, hex text)."""
+    if value is None:
+        return None
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        return str(value)
+
+
+class _ForRow:
+    """A value on its way to the database, with the row it is bound to (from `pre_save`)."""
+
+    __slots__ = ("row", "value")
+
+    def __init__(self, value, row: str | None):
+        self.value, self.row = value, row
+
+
+def _unwrap(value):
+    if isinstance(value, _ForRow):
+        return value.value, value.row
+    return value, None
+
+
+class BoundText(str):
+    """Decrypted text that remembers the row its ciphertext named (`clara_row`)."""
+
+
+class BoundBytes(bytes):
+    """Decrypted bytes that remember their row."""
+
+
+class BoundDict(dict):
+    """A decrypted JSON object that remembers its row."""
+
+
+class BoundList(list):
+    """A decrypted JSON array that remembers its row."""
+
+
+_BOUND_TYPES = {str: BoundText, bytes: BoundBytes, dict: BoundDict, list: BoundList}
+
+
+def _bound(value, row: str | None):
+    kind = _BOUND_TYPES.get(type(value)) if row is not None else None
+    if kind is None:
+        return value
+    value = kind(value)
+    value.clara_row = row
+    return value
+
+
+def _checked_from_db(cls, db, field_names, values):
+    """Model.from_db, then: every row-bound value loaded names this row (or no row)."""
+    instance = models.Model.from_db.__func__(cls, db, field_names, values)
+    attname, bound = _rows_of(cls)
+    loaded = instance.__dict__
+    if attname is not None and attname in loaded:
+        expected = None
+        for field in bound:
+            row = getattr(loaded.get(field.attname), "clara_row", None)
+            if row is not None:
+                if expected is None:
+                    expected = row_text(loaded[attname])
+                crypto.check_row(row, expected, context=context_of(field))
+    return instance
+
+
+class _RowBound:
+    """For the randomised encrypted fields: bind values to their row (see the module's doc)."""
+
+    def contribute_to_class(self, cls, name, *args, **kwargs):
+        super().contribute_to_class(cls, name, *args, **kwargs)
+        # Every model with such a field checks rows on load, without each model class having
+        # to remember a base class (models of other parts, migrations' historical models).
+        if "from_db" not in cls.__dict__:
+            cls.from_db = classmethod(_checked_from_db)
+
+    def pre_save(self, model_instance, add):
+        value = super().pre_save(model_instance, add)
+        if value is None or hasattr(value, "as_sql"):
+            return value
+        attname = row_attname(type(model_instance))
+        row = row_text(getattr(model_instance, attname)) if attname else None
+        return _ForRow(value, row)
+
+
+def context_of(field: models.Field) -> str:
+    """What a value of `field` is bound to: "<table>.<column>" (the same in migrations'
+    historical models, which keep the table name)."""
+    return f"{field.model._meta.db_table}.{field.column}"
+
+
 def _refuse(field: models.Field, lookup_name: str):
     raise FieldError(
         f"{field.model.__name__}.{field.name} is encrypted at rest: '{lookup_name}' cannot be "
@@ -51,21 +189,22 @@ def _refuse(field: models.Field, lookup_name: str):
     )
 
 
-class EncryptedTextField(models.TextField):
+class EncryptedTextField(_RowBound, models.TextField):
     """Text stored as AES-256-GCM ciphertext; `max_length` (if given) still limits form input."""
 
     description = "Text encrypted at rest"
 
     def get_prep_value(self, value):
+        value, row = _unwrap(value)
         value = super().get_prep_value(value)
         if value is None or hasattr(value, "as_sql"):
             return value
-        return crypto.encrypt(str(value))
+        return crypto.encrypt(str(value), context=context_of(self), row=row)
 
     def from_db_value(self, value, expression, connection):
         if value is None:
             return None
-        return crypto.decrypt(value)
+        return _bound(*crypto.keyring().decrypt_bound(value, context=context_of(self)))
 
     def get_lookup(self, lookup_name):
         if lookup_name == "isnull":
@@ -78,7 +217,7 @@ class EncryptedTextField(models.TextField):
         return None
 
 
-class EncryptedBinaryField(models.BinaryField):
+class EncryptedBinaryField(_RowBound, models.BinaryField):
     """Bytes stored as AES-256-GCM ciphertext in a binary column (`crypto.encrypt_bytes`: the
     same key header as the text fields, then the raw sealed bytes, so no base64 inflates it).
     Reads give `bytes`; a value stored before encryption (no header) reads as it is."""
@@ -86,14 +225,15 @@ class EncryptedBinaryField(models.BinaryField):
     description = "Bytes encrypted at rest"
 
     def get_db_prep_value(self, value, connection, prepared=False):
+        value, row = _unwrap(value)
         if value is not None and not hasattr(value, "as_sql"):
-            value = crypto.encrypt_bytes(bytes(value))
+            value = crypto.encrypt_bytes(bytes(value), context=context_of(self), row=row)
         return super().get_db_prep_value(value, connection, prepared)
 
     def from_db_value(self, value, expression, connection):
         if value is None:
             return None
-        return crypto.decrypt_bytes(bytes(value))
+        return _bound(*crypto.keyring().decrypt_bytes_bound(bytes(value), context=context_of(self)))
 
     def get_lookup(self, lookup_name):
         if lookup_name == "isnull":
@@ -104,7 +244,7 @@ class EncryptedBinaryField(models.BinaryField):
         return None
 
 
-class EncryptedJSONField(models.JSONField):
+class EncryptedJSONField(_RowBound, models.JSONField):
     """A JSON value stored as an encrypted JSON string in the same JSON column.
 
     SQL NULL stays NULL (so `__isnull` still works); anything else is serialised, encrypted and
@@ -114,6 +254,7 @@ class EncryptedJSONField(models.JSONField):
     description = "JSON encrypted at rest"
 
     def get_db_prep_value(self, value, connection, prepared=False):
+        value, row = _unwrap(value)
         if not prepared:
             value = self.get_prep_value(value)
         if isinstance(value, models.expressions.Value) and isinstance(
@@ -124,7 +265,9 @@ class EncryptedJSONField(models.JSONField):
             return value
         if value is None:
             return None
-        token = crypto.encrypt(json.dumps(value, cls=self.encoder))
+        token = crypto.encrypt(
+            json.dumps(value, cls=self.encoder), context=context_of(self), row=row
+        )
         return connection.ops.adapt_json_value(token, None)
 
     def from_db_value(self, value, expression, connection):
@@ -133,7 +276,8 @@ class EncryptedJSONField(models.JSONField):
         if isinstance(value, str | bytes):
             value = json.loads(value)
         if crypto.is_encrypted(value):
-            return json.loads(crypto.decrypt(value), cls=self.decoder)
+            plain, row = crypto.keyring().decrypt_bound(value, context=context_of(self))
+            return _bound(json.loads(plain, cls=self.decoder), row)
         return value
 
     def get_lookup(self, lookup_name):
@@ -143,6 +287,83 @@ class EncryptedJSONField(models.JSONField):
 
     def get_transform(self, lookup_name):
         # No key lookups (caregiver_context__timezone): the keys are inside the ciphertext.
+        return None
+
+
+class _SealedExact(Lookup):
+    """`=` on a deterministically encrypted column: the value sealed under every configured key
+    (one during normal running; two while a rotation is under way)."""
+
+    lookup_name = "exact"
+    prepare_rhs = False
+
+    def _sealed(self) -> list[str]:
+        field = self.lhs.output_field
+        if hasattr(self.rhs, "as_sql"):
+            _refuse(field, f"{self.lookup_name} against an expression")
+        values = self.rhs if self.lookup_name == "in" else [self.rhs]
+        sealed: list[str] = []
+        for value in values:
+            if value is None:
+                continue
+            value = str(value)
+            # "" is stored as "" (no identity to hide), so `memory_key=""` still works.
+            if value == "":
+                sealed.append("")
+            else:
+                sealed.extend(crypto.lookup_variants(value, context=context_of(field)))
+        return list(dict.fromkeys(sealed))
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        sealed = self._sealed()
+        if not sealed:
+            return "1 = 0", []
+        if len(sealed) == 1:
+            return f"{lhs} = %s", [*lhs_params, sealed[0]]
+        marks = ", ".join(["%s"] * len(sealed))
+        return f"{lhs} IN ({marks})", [*lhs_params, *sealed]
+
+
+class _SealedIn(_SealedExact):
+    lookup_name = "in"
+
+
+class EncryptedKeyField(models.TextField):
+    """Text that must be both matched in SQL and shown: a memory's key and fact identity
+    (`people|person:claire|relationship` names who the person misses).
+
+    Stored as deterministic AES-SIV (`crypto.seal_lookup`) bound to its table and column, so
+    equal texts are equal values: `field=value`, `field__in=[...]` and unique constraints keep
+    working, and reads decrypt. Only equality shows (which a keyed hash would show too); prefix,
+    range and ordering lookups are refused. "" stays "" (the "no identity" value).
+    """
+
+    description = "Text encrypted at rest, deterministically (equality lookups work)"
+
+    def get_prep_value(self, value):
+        value = super().get_prep_value(value)
+        if value is None or value == "" or hasattr(value, "as_sql"):
+            return value
+        return crypto.seal_lookup(str(value), context=context_of(self))
+
+    def from_db_value(self, value, expression, connection):
+        if value is None or value == "":
+            return value
+        return crypto.decrypt(value, context=context_of(self))
+
+    def get_lookup(self, lookup_name):
+        if lookup_name == "isnull":
+            return super().get_lookup(lookup_name)
+        if lookup_name == "exact":
+            return _SealedExact
+        if lookup_name == "in":
+            return _SealedIn
+        if lookup_name == "icontains":
+            return _MatchesNothing
+        _refuse(self, lookup_name)
+
+    def get_transform(self, lookup_name):
         return None
 
 

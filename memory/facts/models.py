@@ -5,7 +5,12 @@ from django.db import models
 from django.db.models import Q
 
 from memory.conversations.models import DEFAULT_PERSONA, ChatMessage, Person, Session
-from memory.core.fields import EncryptedJSONField, EncryptedTextField
+from memory.core.fields import (
+    EncryptedBinaryField,
+    EncryptedJSONField,
+    EncryptedKeyField,
+    EncryptedTextField,
+)
 from memory.core.ids import uuid7
 
 
@@ -48,7 +53,9 @@ class Memory(models.Model):
     namespace = models.CharField(max_length=512)
     # The namespace's first two parts: the unit of search caching and of write versioning.
     scope = models.CharField(max_length=300)
-    key = models.CharField(max_length=200)
+    # Keys and fact identities name people ("people|person:claire|relationship"): encrypted
+    # deterministically, so get/put by key and the unique constraints below still match in SQL.
+    key = EncryptedKeyField(max_length=200)
     person = models.ForeignKey(
         Person,
         null=True,
@@ -58,15 +65,17 @@ class Memory(models.Model):
         db_index=False,
     )
     content = EncryptedTextField()
-    metadata = models.JSONField(default=dict, blank=True)
+    # The sentence a fact came from, its value: encrypted (filters on it run in Python, search.py).
+    metadata = EncryptedJSONField(default=dict, blank=True)
     type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.OTHER)
-    entity_refs = models.JSONField(default=list, blank=True)
+    # ["person:sarah"]: matched in Python only (search's entity boost), so encrypted.
+    entity_refs = EncryptedJSONField(default=list, blank=True)
     # {"person:sarah": "Sarah"}: how each referenced entity is shown to people.
-    entity_labels = models.JSONField(default=dict, blank=True)
+    entity_labels = EncryptedJSONField(default=dict, blank=True)
     subtype = models.JSONField(default=dict, blank=True)
     importance = models.PositiveSmallIntegerField(default=1)
     pinned = models.BooleanField(default=False)
-    memory_key = models.CharField(max_length=300, blank=True, default="")
+    memory_key = EncryptedKeyField(max_length=300, blank=True, default="")
     source = models.CharField(max_length=32, choices=Source.choices, default=Source.TOOL)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     confirmed = models.BooleanField(default=False)
@@ -98,8 +107,9 @@ class Memory(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
-    # float32 little-endian, memory/core/embeddings.py; empty until embedded.
-    embedding = models.BinaryField(null=True, blank=True)
+    # float32 little-endian, memory/core/embeddings.py; empty until embedded. Encrypted: with
+    # the public model anyone could confirm a guessed sentence against a plaintext vector.
+    embedding = EncryptedBinaryField(null=True, blank=True)
     # Null: every persona of the companion may use it.
     persona = models.CharField(max_length=32, null=True, blank=True)
     # The scope's generation when this row last changed: search copies catch up by reading

@@ -9,8 +9,6 @@ produced memories is not read again.
 import uuid
 from dataclasses import dataclass
 
-from django.db.models import Q
-
 from memory.conversations.models import ChatMessage
 from memory.core.errors import Conflict
 from memory.facts import extraction, store
@@ -21,6 +19,18 @@ from memory.facts.models import Memory
 class RememberReport:
     stored: int = 0
     skipped: str = ""
+
+
+def _already_read(message: ChatMessage) -> bool:
+    """Whether facts were already taken from `message`: a memory it created, or one it
+    reinforced (which then carries its id in the encrypted metadata and its time as updated_at,
+    so only the person's rows changed at that moment are decrypted to look)."""
+    if Memory.objects.filter(source_message_id=message.id).exists():
+        return True
+    touched = Memory.objects.filter(person_id=message.person_id, updated_at=message.timestamp).only(
+        "metadata"
+    )
+    return any(m.metadata.get("from_message") == str(message.id) for m in touched)
 
 
 def remember_from_message(message_id: uuid.UUID) -> RememberReport:
@@ -34,8 +44,7 @@ def remember_from_message(message_id: uuid.UUID) -> RememberReport:
         return RememberReport(skipped="no message from a known person")
     if not message.person.memory_enabled:
         return RememberReport(skipped="memory is switched off")
-    read = Q(source_message_id=message.id) | Q(metadata__from_message=str(message.id))
-    if Memory.objects.filter(read).exists():
+    if _already_read(message):
         return RememberReport(skipped="already read")
     stored = 0
     for fact in extraction.extract_facts(message.content):

@@ -674,7 +674,13 @@ def always_inject(*, person_id: uuid.UUID, at: datetime | None = None) -> list[M
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=at))
         .defer("embedding")
     )
-    name = list(live.filter(type=MemoryType.PROFILE, memory_key__startswith="profile:name")[:1])
+    # memory_key is encrypted (no prefix match in SQL): the person's few confirmed profile
+    # facts are read and the name picked here, newest first as before.
+    name = [
+        m
+        for m in live.filter(type=MemoryType.PROFILE).order_by("-updated_at")
+        if m.memory_key.startswith("profile:name")
+    ][:1]
     preferences = list(
         live.filter(type=MemoryType.PREFERENCE).order_by(
             "-pinned", "-importance", "-use_count", "-updated_at"

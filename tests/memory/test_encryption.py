@@ -156,7 +156,7 @@ def test_a_raw_read_shows_ciphertext_and_the_orm_shows_the_text(person, session,
     assert raw
     for value in raw:
         assert WORD not in str(value)
-        assert str(value).lstrip('"').startswith(crypto.PREFIX)
+        assert crypto.is_encrypted(str(value).lstrip('"'))
     through_orm = [str(v) for v in model.objects.values_list(field, flat=True) if v is not None]
     assert any(WORD in value for value in through_orm)
 
@@ -310,7 +310,7 @@ def test_rotation_re_encrypts_the_stored_meanings(key_a, session):
     talk(session.id, f"Where is my {WORD} coat?")
     (before,) = raw_column("repetition_tracking", "meaning")
     kid_a = crypto.keyring().primary.kid
-    assert bytes(before).startswith(f"{crypto.PREFIX}{kid_a}:".encode())
+    assert bytes(before).startswith(f"{crypto.BOUND_PREFIX}{kid_a}:".encode())
 
     settings.CLARA_ENCRYPTION_KEYS = [KEY_B, KEY_A]
     counts = {(c.table, c.column): c.rewritten for c in reencrypt.reencrypt_all(dry_run=True)}
@@ -319,7 +319,7 @@ def test_rotation_re_encrypts_the_stored_meanings(key_a, session):
 
     settings.CLARA_ENCRYPTION_KEYS = [KEY_B]
     (after,) = raw_column("repetition_tracking", "meaning")
-    assert bytes(after).startswith(f"{crypto.PREFIX}{crypto.keyring().primary.kid}:".encode())
+    assert bytes(after).startswith(f"{crypto.BOUND_PREFIX}{crypto.keyring().primary.kid}:".encode())
     assert bytes(after) != bytes(before)
     assert repeats.from_db(after) is not None  # reads under the new key alone
     result = selectors.memory_query(session_id=session.id, message=f"Where is my {WORD} coat?")

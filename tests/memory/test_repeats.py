@@ -108,7 +108,7 @@ def test_the_meaning_is_stored_encrypted_and_reads_back_as_it_was():
     talk(session_id, COAT)
 
     (raw,) = raw_meanings()
-    assert bytes(raw).startswith(crypto.PREFIX.encode())
+    assert bytes(raw).startswith(crypto.BOUND_PREFIX.encode())
     assert b"coat" not in bytes(raw).lower()
     stored = repeats.from_db(raw)
     fresh = meaning.analyse(COAT)
@@ -189,7 +189,9 @@ def test_a_row_without_a_meaning_is_compared_by_its_fingerprint():
 def test_a_meaning_of_another_stored_version_is_compared_by_its_fingerprint():
     session_id = uuid.uuid4()
     talk(session_id, COAT)
-    foreign = crypto.encrypt_bytes(b"\x09 no stored meaning of this version")
+    foreign = crypto.encrypt_bytes(
+        b"\x09 no stored meaning of this version", context=repeats.MEANING_CONTEXT
+    )
     RepetitionRecord.objects.filter(session_id=session_id).update(meaning=None)
     with connection.cursor() as cursor:
         cursor.execute("UPDATE repetition_tracking SET meaning = %s", [foreign])

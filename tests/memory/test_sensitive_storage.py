@@ -42,7 +42,7 @@ _MACHINE_VALUE = re.compile(
 )
 
 
-def _texts(value) -> list[str]:
+def _texts(value, context: str = "") -> list[str]:
     """The texts a stored value holds, exactly: strings as they are, ciphertext decrypted (its
     characters are random too; what matters is what it opens to), JSON walked. Numbers, times,
     ids and binary columns (embeddings) are no text anyone wrote, and are left out."""
@@ -53,10 +53,11 @@ def _texts(value) -> list[str]:
     if not isinstance(value, str):
         return []
     if crypto.is_encrypted(value):
-        return _texts(crypto.decrypt(value))
+        # A column's values are bound to it ("table.column"): opened with that context.
+        return _texts(crypto.decrypt(value, context=context))
     if value[:1] in ("{", "[", '"'):
         try:
-            return _texts(json.loads(value))
+            return _texts(json.loads(value), context)
         except ValueError:
             pass
     return [] if _MACHINE_VALUE.fullmatch(value) else [value]
@@ -66,7 +67,13 @@ def _text_in_table(table: str) -> str:
     """Every text in every row of a table: a raw SQL read, no ORM in between."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")  # noqa: S608 - fixed names
-        return "\n".join(_texts(cursor.fetchall()))
+        columns = [column[0] for column in cursor.description]
+        return "\n".join(
+            text
+            for row in cursor.fetchall()
+            for column, value in zip(columns, row, strict=True)
+            for text in _texts(value, f"{table}.{column}")
+        )
 
 
 def _text_in_json(raw: bytes | str) -> str:

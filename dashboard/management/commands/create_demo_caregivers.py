@@ -48,7 +48,10 @@ class Command(BaseCommand):
                 "Demo logins are for development (DEBUG on); pass --force to insist."
             )
         organisation = tenancy.organisation_get_or_create()
-        people = list(Person.objects.filter(organisation=organisation).order_by("display_name"))
+        # Names are encrypted: sorted here, after reading.
+        people = sorted(
+            Person.objects.filter(organisation=organisation), key=lambda p: p.display_name
+        )
         User = get_user_model()
         lines = []
         with transaction.atomic():
