@@ -64,4 +64,16 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.curate_memories",
         "schedule": crontab(minute=50, hour=3),
     },
+    # * * * * *  Alerts: escalate urgent alerts nobody acknowledged in time (team admins, then the
+    # organisation's contact), and send e-mails held for a caregiver's hours once they begin.
+    "sweep-alerts": {
+        "task": "dashboard.tasks.sweep_alerts",
+        "schedule": crontab(minute="*"),
+    },
+    # * * * * *  Webhook deliveries whose retry is overdue (a job lost with a worker): queued
+    # again. Each delivery's own job normally queues its next try at its backoff.
+    "retry-due-webhooks": {
+        "task": "memory.tasks.retry_due_webhooks",
+        "schedule": crontab(minute="*"),
+    },
 }

@@ -135,3 +135,12 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.username} {self.action}"
+
+
+# The alerts' delivery and timeline (dashboard/alerting/models.py), registered with this app.
+from dashboard.alerting.models import (  # noqa: E402, F401
+    AlertEscalation,
+    AlertNotice,
+    AlertRouting,
+    AlertStep,
+)

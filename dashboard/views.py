@@ -26,6 +26,7 @@ from dashboard.access import (
     get_person_for,
     organisations_of,
 )
+from dashboard.alerting import views as alerting_views
 from dashboard.forms import (
     AlertStatusForm,
     AnswersForm,
@@ -83,6 +84,7 @@ def _short_name(access: Access) -> str:
 
 @login_required
 @require_GET
+@vary_on_headers("HX-Request")
 def people(request: HttpRequest) -> HttpResponse:
     """Everyone in the caregiver's care teams, with today's mood and alerts needing a look.
 
@@ -95,7 +97,9 @@ def people(request: HttpRequest) -> HttpResponse:
         for member in organisations
     ]
     context = {"cards": cards, "groups": groups, "several": len(organisations) > 1}
-    return render(request, "dashboard/people.html", context)
+    # The list polls itself for alert badges (htmx): then only the list is sent.
+    template = "dashboard/people.html" + ("#people-list" if request.htmx else "")
+    return render(request, template, context)
 
 
 @login_required
@@ -321,7 +325,24 @@ def _alerts_context(access: Access) -> dict:
     return {
         "alerts": alerts,
         "open_count": sum(a.status != Alert.Status.ACKNOWLEDGED for a in alerts),
+        # Each alert's timeline, and the words that raised it for the transcript right.
+        **alerting_views.panel_context(access, alerts),
     }
+
+
+def alerts_panel(request: HttpRequest, access: Access, *, error: str = "", status: int = 200):
+    """The alerts panel after an action (htmx), else the person page at the panel."""
+    if request.htmx or status != 200:
+        context = {**_alerts_context(access), "error": error}
+        return _render(
+            request,
+            "dashboard/person_alerts.html",
+            access,
+            context,
+            partial="alerts",
+            status=status,
+        )
+    return redirect(reverse("dashboard:person", args=[access.person.id]) + "#alerts")
 
 
 @login_required

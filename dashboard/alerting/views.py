@@ -1,0 +1,113 @@
+"""The alert pages of the dashboard: acknowledging from an e-mail's link, handover notes, and
+what the alerts panel shows beside each alert (its timeline; the words that raised it for those
+with the transcript right, Clara's description for everyone else).
+
+Every view goes through dashboard.access (404 for outsiders, audited), like every other page.
+"""
+
+import uuid
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from dashboard.access import Access, get_person_for
+from dashboard.alerting import delivery
+from dashboard.models import AuditAction
+from memory.models import Alert, ChatMessage
+
+NOTE_MAX_CHARS = 500
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(max_length=NOTE_MAX_CHARS, strip=True)
+
+
+def _raising_words(alert_rows, person_id: uuid.UUID) -> dict[int, str]:
+    """The person's message that raised each escalation alert (the last one at or before it)."""
+    found = {}
+    for row in alert_rows:
+        if row.kind != Alert.Kind.ESCALATION or row.session_id is None:
+            continue
+        raised_at = Alert.objects.filter(id=row.id).values_list("created_at", flat=True).first()
+        message = (
+            ChatMessage.objects.filter(
+                session_id=row.session_id,
+                person_id=person_id,
+                role=ChatMessage.Role.USER,
+                timestamp__lte=raised_at,
+            )
+            .order_by("-timestamp", "-sequence_number")
+            .only("content")
+            .first()
+        )
+        if message is not None:
+            found[row.id] = message.content
+    return found
+
+
+def panel_context(access: Access, alert_rows) -> dict:
+    """Adds each alert's timeline and, to members with the transcript right, the words."""
+    timelines = delivery.timeline(alert_ids=[row.id for row in alert_rows])
+    said = _raising_words(alert_rows, access.person.id) if access.can_see_transcripts else {}
+    for row in alert_rows:
+        row.timeline = timelines.get(row.id, [])
+        row.words = said.get(row.id)
+    return {"note_max": NOTE_MAX_CHARS}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def alert_ack(request: HttpRequest, token: str) -> HttpResponse:
+    """The e-mail's "I'm dealing with it": GET records that it was opened and asks to confirm
+    (so a mail scanner following links acknowledges nothing); POST acknowledges, once."""
+    notice = delivery.notice_from_token(token)
+    if notice is None or notice.alert.person_id is None:
+        raise Http404("No such alert.")
+    access = get_person_for(
+        request.user,
+        notice.alert.person_id,
+        action=AuditAction.ALERT_STATUS if request.method == "POST" else AuditAction.VIEW_ALERTS,
+        object_id=str(notice.alert_id),
+    )
+    context = {
+        "person": access.person,
+        "name": delivery.first_name(access.person),
+        "headline": delivery.words.alert_headline(notice.alert.kind, notice.alert.detail),
+        "token": token,
+    }
+    if request.method == "POST":
+        used = delivery.link_use(notice=notice, user=request.user)
+        context["done"] = used
+        context["already"] = not used
+        return render(request, "alerting/ack.html", context, status=200 if used else 410)
+    delivery.link_opened(notice=notice, user=request.user)
+    notice.refresh_from_db()
+    context["already"] = notice.link_used_at is not None
+    return render(request, "alerting/ack.html", context, status=410 if context["already"] else 200)
+
+
+@login_required
+@require_POST
+def alert_note(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> HttpResponse:
+    """Add a short handover note to an alert; then shows the alerts panel again."""
+    from dashboard import views  # the panel's renderer; views imports this module
+
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.ALERT_STATUS, object_id=str(alert_id)
+    )
+    alert = Alert.objects.filter(id=alert_id, person_id=access.person.id).first()
+    if alert is None:
+        raise Http404("No such alert.")
+    form = NoteForm(request.POST)
+    if not form.is_valid():
+        return views.alerts_panel(
+            request,
+            access,
+            error=f"Write a note of at most {NOTE_MAX_CHARS} characters.",
+            status=400,
+        )
+    delivery.note_add(alert=alert, user=request.user, text=form.cleaned_data["note"])
+    return views.alerts_panel(request, access)
