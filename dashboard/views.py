@@ -46,6 +46,7 @@ from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import store
 from memory.models import Alert, MemoryType, QuestionType
+from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
 
@@ -92,6 +93,12 @@ def people(request: HttpRequest) -> HttpResponse:
     """
     cards = selectors.people_for_user(user=request.user, now=timezone.now())
     organisations = organisations_of(request.user)
+    for member in organisations:  # the organisation's admins see webhook deliveries that failed
+        member.failed_webhooks = (
+            webhooks.failed_deliveries(organisation_id=member.organisation_id)
+            if member.is_admin
+            else []
+        )
     groups = [
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations

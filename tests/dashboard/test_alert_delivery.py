@@ -279,3 +279,25 @@ def test_an_exchange_with_a_fall_queues_delivery_after_commit(
     newest = Alert.objects.filter(person=person).order_by("-id").first()
     assert queued == [newest.id]
     assert CareTeamMembership.objects.filter(person=person).count() == 2
+
+
+def test_failed_webhook_deliveries_show_to_the_organisations_admins_only(team, person):
+    from memory.models import OrganisationMembership, WebhookDelivery
+    from memory.webhooks import services as webhooks
+
+    alice, bob = team
+    webhook, _ = webhooks.webhook_create(
+        organisation_id=person.organisation_id,
+        url="https://nursecall.example/hook",
+        events=["alert.raised"],
+    )
+    WebhookDelivery.objects.create(
+        webhook=webhook,
+        event="alert.raised",
+        dedupe_key="x",
+        status="failed",
+        last_error="HTTP 503",
+    )
+    OrganisationMembership.objects.filter(user=alice).update(is_admin=True)
+    assert "nursecall.example" in client_for(alice).get("/").content.decode()
+    assert "nursecall.example" not in client_for(bob).get("/").content.decode()
