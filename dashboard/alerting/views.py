@@ -6,15 +6,18 @@ Every view goes through dashboard.access (404 for outsiders, audited), like ever
 """
 
 import uuid
+from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard.access import Access, get_person_for
 from dashboard.alerting import delivery
+from dashboard.alerting.models import AlertRouting
 from dashboard.models import AuditAction
 from memory.models import Alert, ChatMessage
 
@@ -111,3 +114,66 @@ def alert_note(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> Htt
         )
     delivery.note_add(alert=alert, user=request.user, text=form.cleaned_data["note"])
     return views.alerts_panel(request, access)
+
+
+class RoutingForm(forms.ModelForm):
+    class Meta:
+        model = AlertRouting
+        fields = ("receives", "by_email", "hours_start", "hours_end", "time_zone", "weekly_digest")
+        widgets = {
+            "receives": forms.RadioSelect,
+            "hours_start": forms.TimeInput(attrs={"type": "time"}),
+            "hours_end": forms.TimeInput(attrs={"type": "time"}),
+        }
+        labels = {
+            "receives": "Which alerts reach me",
+            "by_email": "By e-mail",
+            "hours_start": "Not urgent ones only from",
+            "hours_end": "until",
+            "time_zone": "My time zone (blank: the person's)",
+            "weekly_digest": "A weekly summary on Sunday evening",
+        }
+
+    def clean_time_zone(self):
+        zone = (self.cleaned_data.get("time_zone") or "").strip()
+        if zone:
+            try:
+                ZoneInfo(zone)
+            except (KeyError, ValueError) as exc:
+                raise forms.ValidationError("Unknown time zone (e.g. Europe/London).") from exc
+        return zone
+
+    def clean(self):
+        data = super().clean()
+        if (data.get("hours_start") is None) != (data.get("hours_end") is None):
+            self.add_error("hours_end", "Give both times, or neither.")
+        return data
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def alert_routing(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The member's own choice of which alerts about this person reach them, how and when."""
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_ALERTS)
+    routing = delivery.routing_of(access.membership)
+    form = RoutingForm(request.POST or None, instance=routing)
+    saved = request.GET.get("saved") == "1"
+    if request.method == "POST":
+        if form.is_valid():
+            form.instance.membership = access.membership
+            form.save()
+            return redirect(reverse("dashboard:alert_routing", args=[person_id]) + "?saved=1")
+        else:
+            return render(
+                request,
+                "alerting/routing.html",
+                {"form": form, "person": access.person, "name": delivery.first_name(access.person)},
+                status=400,
+            )
+    context = {
+        "form": form,
+        "saved": saved,
+        "person": access.person,
+        "name": delivery.first_name(access.person),
+    }
+    return render(request, "alerting/routing.html", context)

@@ -41,6 +41,8 @@ ROUTES = {
     "session_transcript": ("get", TRANSCRIPTS),
     "alert_status": ("post", VIEW),
     "alert_note": ("post", VIEW),
+    "alert_routing": ("get", VIEW),
+    "alert_routing:post": ("post", VIEW),
     "team": ("get", ADMIN),
     "team_add": ("post", ADMIN),
     "team_member": ("post", ADMIN),
@@ -72,6 +74,8 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
     elif name == "alert_status":
         args.append(alert.id)
         data = {"status": "acknowledged"}
+    elif name == "alert_routing":
+        data = {"receives": "all", "by_email": "on"}
     elif name == "alert_note":
         args.append(alert.id)
         data = {"note": "Called her daughter, she is fine"}

@@ -301,3 +301,46 @@ def test_failed_webhook_deliveries_show_to_the_organisations_admins_only(team, p
     OrganisationMembership.objects.filter(user=alice).update(is_admin=True)
     assert "nursecall.example" in client_for(alice).get("/").content.decode()
     assert "nursecall.example" not in client_for(bob).get("/").content.decode()
+
+
+def test_a_member_chooses_their_own_alerts(team, person):
+    _, bob = team
+    url = f"/people/{person.id}/alerts/mine/"
+    client = client_for(bob)
+    assert client.get(url).status_code == 200
+    response = client.post(
+        url,
+        {
+            "receives": "all",
+            "by_email": "on",
+            "hours_start": "08:00",
+            "hours_end": "20:00",
+            "time_zone": "Europe/London",
+            "weekly_digest": "on",
+        },
+    )
+    assert response.status_code == 302
+    assert b"Saved." in client.get(response["Location"]).content
+    routing = AlertRouting.objects.get(membership__user=bob)
+    assert routing.receives == "all" and routing.weekly_digest and routing.hours_start == time(8)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"receives": "loud"},
+        {"receives": "all", "hours_start": "08:00"},
+        {"receives": "all", "time_zone": "Mars/Base"},
+    ],
+)
+def test_a_bad_choice_is_a_400_and_saves_nothing(team, person, bad):
+    _, bob = team
+    response = client_for(bob).post(f"/people/{person.id}/alerts/mine/", bad)
+    assert response.status_code == 400
+    assert not AlertRouting.objects.filter(membership__user=bob).exists()
+
+
+def test_outsiders_cannot_see_or_set_anyones_alert_choice(team, person, charlie):
+    url = f"/people/{person.id}/alerts/mine/"
+    assert client_for(charlie).get(url).status_code == 404
+    assert client_for(charlie).post(url, {"receives": "all"}).status_code == 404
