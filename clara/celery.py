@@ -76,4 +76,10 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.retry_due_webhooks",
         "schedule": crontab(minute="*"),
     },
+    # 0 * * * *  Weekly digests: hourly, so each opted-in family member gets theirs in the hour
+    # starting 18:00 of their own Sunday (their time zone), once per week.
+    "send-weekly-digests": {
+        "task": "dashboard.tasks.send_weekly_digests",
+        "schedule": crontab(minute=0),
+    },
 }

@@ -143,4 +143,5 @@ from dashboard.alerting.models import (  # noqa: E402, F401
     AlertNotice,
     AlertRouting,
     AlertStep,
+    DigestSent,
 )

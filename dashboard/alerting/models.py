@@ -138,3 +138,25 @@ class AlertEscalation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.alert_id} level {self.level}"
+
+
+class DigestSent(models.Model):
+    """A weekly digest went to a member for the week ending on this (their local) Sunday."""
+
+    membership = models.ForeignKey(
+        "dashboard.CareTeamMembership", on_delete=models.CASCADE, related_name="+"
+    )
+    week_ending = models.DateField()
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "alert_digests_sent"
+        constraints = [
+            # One digest per member and week, however often the hourly job runs.
+            models.UniqueConstraint(
+                fields=["membership", "week_ending"], name="uniq_digest_member_week"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.membership_id} {self.week_ending}"

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from dashboard.alerting import delivery
+from dashboard.alerting import delivery, digest
 from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
 
 
@@ -16,3 +16,9 @@ def deliver_alert(alert_id: int) -> int:
 def sweep_alerts() -> dict:
     """Escalate unacknowledged urgent alerts that are due; send held e-mails whose hour came."""
     return delivery.alerts_sweep()
+
+
+@shared_task(name="dashboard.tasks.send_weekly_digests", **RETRY_ON_DATABASE_ERRORS)
+def send_weekly_digests() -> int:
+    """Hourly: the weekly digest to each opted-in member whose local Sunday evening it is."""
+    return digest.digests_send()
