@@ -73,6 +73,7 @@ class AuditAction(models.TextChoices):
     VIEW_MEMORIES = "view_memories", "read what Clara remembers"
     EXPORT_JSON = "export_json", "downloaded everything (JSON)"
     EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
+    REPORT_PDF = "report_pdf", "downloaded the clinician report (PDF)"
     ALERT_STATUS = "alert_status", "changed an alert"
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"

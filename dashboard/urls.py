@@ -36,6 +36,7 @@ urlpatterns = [
     path(f"{person}alerts/", views.person_alerts, name="person_alerts"),
     path(f"{person}alerts/<int:alert_id>/", views.alert_status, name="alert_status"),
     path(f"{person}alerts/<int:alert_id>/note/", alerting_views.alert_note, name="alert_note"),
+    path(f"{person}report.pdf", alerting_views.clinician_report, name="clinician_report"),
     path(f"{person}alerts/mine/", alerting_views.alert_routing, name="alert_routing"),
     path("alerts/ack/<str:token>/", alerting_views.alert_ack, name="alert_ack"),
     path(f"{person}team/", views.team, name="team"),

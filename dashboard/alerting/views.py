@@ -6,19 +6,23 @@ Every view goes through dashboard.access (404 for outsiders, audited), like ever
 """
 
 import uuid
+from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dashboard.access import Access, get_person_for
-from dashboard.alerting import delivery
+from dashboard.access import Access, audit_record, care_memberships, get_person_for
+from dashboard.alerting import delivery, report
 from dashboard.alerting.models import AlertRouting
-from dashboard.models import AuditAction
+from dashboard.models import AuditAction, CareRole
+from memory.core.person import person_zone
 from memory.models import Alert, ChatMessage
 
 NOTE_MAX_CHARS = 500
@@ -177,3 +181,51 @@ def alert_routing(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         "name": delivery.first_name(access.person),
     }
     return render(request, "alerting/routing.html", context)
+
+
+REPORT_ROLES = (CareRole.ADMIN, CareRole.STAFF)
+
+
+def _bad(field: str, detail: str) -> JsonResponse:
+    return JsonResponse({"detail": detail, "code": "invalid", "field": field}, status=400)
+
+
+@login_required
+@require_GET
+def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The clinician report PDF for ?from=YYYY-MM-DD&to=YYYY-MM-DD (default: the last 30 days);
+    team admins and care staff only (family: 403, audited as refused)."""
+    membership = care_memberships(request.user).filter(person_id=person_id).first()
+    if membership is not None and membership.role not in REPORT_ROLES:
+        audit_record(
+            user=request.user,
+            person_id=person_id,
+            action=AuditAction.REPORT_PDF,
+            allowed=False,
+            organisation_id=membership.person.organisation_id,
+        )
+        raise PermissionDenied("Only the team's admins and care staff download the report.")
+    access = get_person_for(request.user, person_id, action=AuditAction.REPORT_PDF)
+    today = timezone.now().astimezone(person_zone(access.person)).date()
+    try:
+        end = date.fromisoformat(request.GET.get("to") or today.isoformat())
+    except ValueError:
+        return _bad("to", "Give the last day as YYYY-MM-DD.")
+    try:
+        start = date.fromisoformat(
+            request.GET.get("from") or (end - timedelta(days=29)).isoformat()
+        )
+    except ValueError:
+        return _bad("from", "Give the first day as YYYY-MM-DD.")
+    if start > end:
+        return _bad("from", "The first day comes after the last.")
+    period = report.Period(start=start, end=end)
+    if period.days > report.MAX_DAYS:
+        return _bad("from", f"A report covers at most {report.MAX_DAYS} days.")
+    pdf = report.report_pdf(person=access.person, period=period, now=timezone.now())
+    response = HttpResponse(pdf, content_type="application/pdf")
+    response["Content-Disposition"] = (
+        f'attachment; filename="clinician-report-{start.isoformat()}-{end.isoformat()}.pdf"'
+    )
+    response["Cache-Control"] = "no-store"
+    return response

@@ -42,6 +42,7 @@ ROUTES = {
     "alert_status": ("post", VIEW),
     "alert_note": ("post", VIEW),
     "alert_routing": ("get", VIEW),
+    "clinician_report": ("get", ADMIN),
     "alert_routing:post": ("post", VIEW),
     "team": ("get", ADMIN),
     "team_add": ("post", ADMIN),
