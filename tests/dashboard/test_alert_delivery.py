@@ -344,3 +344,14 @@ def test_outsiders_cannot_see_or_set_anyones_alert_choice(team, person, charlie)
     url = f"/people/{person.id}/alerts/mine/"
     assert client_for(charlie).get(url).status_code == 404
     assert client_for(charlie).post(url, {"receives": "all"}).status_code == 404
+
+
+def test_erasing_the_person_erases_the_alerts_timeline_and_notes(team, alert, person, smtp_server):
+    from memory import privacy
+
+    delivery.alert_deliver(alert_id=alert.id)
+    delivery.note_add(alert=alert, user=team[1], text="Called her daughter, she is fine")
+    privacy.person_erase(person.id)
+    assert not AlertStep.objects.exists()
+    assert not AlertNotice.objects.exists()
+    assert not AlertEscalation.objects.exists()
