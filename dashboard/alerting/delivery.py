@@ -49,6 +49,8 @@ LEVEL_TEAM, LEVEL_ADMINS, LEVEL_CONTACT = 0, 1, 2
 CONTACT = "organisation contact"
 LINK_SALT = "clara.alert-ack"
 MAX_SEND_ATTEMPTS = 5
+# Alerts about moments older than this are not delivered (see alert_deliver).
+STALE_AFTER = timedelta(hours=24)
 
 
 def is_urgent(alert: Alert) -> bool:
@@ -167,7 +169,9 @@ def alert_deliver(*, alert_id: int, now: datetime | None = None) -> list[AlertNo
     """
     now = now or timezone.now()
     alert = Alert.objects.select_related("person").filter(id=alert_id).first()
-    if alert is None:
+    if alert is None or alert.created_at < now - STALE_AFTER:
+        # A moment long past (a replayed backlog, the demo's weeks of history) is recorded on
+        # the dashboard, not paged to anyone.
         return []
     with transaction.atomic():
         _emit(alert, WebhookEvent.ALERT_RAISED, "raised", at=now)

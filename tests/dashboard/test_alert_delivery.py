@@ -355,3 +355,9 @@ def test_erasing_the_person_erases_the_alerts_timeline_and_notes(team, alert, pe
     assert not AlertStep.objects.exists()
     assert not AlertNotice.objects.exists()
     assert not AlertEscalation.objects.exists()
+
+
+def test_an_alert_about_a_moment_long_past_is_not_paged(team, alert, smtp_server):
+    later = alert.created_at + timedelta(days=2)
+    assert delivery.alert_deliver(alert_id=alert.id, now=later) == []
+    assert smtp_server.messages == [] and not AlertEscalation.objects.exists()
