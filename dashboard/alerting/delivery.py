@@ -367,7 +367,8 @@ def alert_escalate(*, alert_id: int, now: datetime | None = None) -> int | None:
     now = now or timezone.now()
     with transaction.atomic():
         state = (
-            AlertEscalation.objects.select_for_update()
+            # Lock only this row: PostgreSQL refuses FOR UPDATE on an outer join's nullable side.
+            AlertEscalation.objects.select_for_update(of=("self",))
             .select_related("alert__person__organisation")
             .filter(alert_id=alert_id, next_at__lte=now)
             .first()
