@@ -92,6 +92,7 @@ api.add_router("/", "memory.companion.api_context.router")
 api.add_router("/", "memory.facts.api.router")
 api.add_router("/", "memory.api_privacy.router")
 api.add_router("/", "memory.companion.api_tools.router")
+api.add_router("/", "memory.webhooks.api.router")
 api.add_router("/", "memory.companion.api_turns.router")
 api.add_router("/", "memory.companion.api_checkins.router")
 

@@ -71,4 +71,22 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.apply_retention_all",
         "schedule": crontab(minute=20, hour=4),
     },
+    # * * * * *  Alerts: escalate urgent alerts nobody acknowledged in time (team admins, then the
+    # organisation's contact), and send e-mails held for a caregiver's hours once they begin.
+    "sweep-alerts": {
+        "task": "dashboard.tasks.sweep_alerts",
+        "schedule": crontab(minute="*"),
+    },
+    # * * * * *  Webhook deliveries whose retry is overdue (a job lost with a worker): queued
+    # again. Each delivery's own job normally queues its next try at its backoff.
+    "retry-due-webhooks": {
+        "task": "memory.tasks.retry_due_webhooks",
+        "schedule": crontab(minute="*"),
+    },
+    # 0 * * * *  Weekly digests: hourly, so each opted-in family member gets theirs in the hour
+    # starting 18:00 of their own Sunday (their time zone), once per week.
+    "send-weekly-digests": {
+        "task": "dashboard.tasks.send_weekly_digests",
+        "schedule": crontab(minute=0),
+    },
 }

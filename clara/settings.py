@@ -446,6 +446,37 @@ CLARA_CHECKIN_LATE_MINUTES = env_int("CLARA_CHECKIN_LATE_MINUTES", 60)
 # A check-in the bot has not collected within this long is withdrawn.
 CLARA_CHECKIN_DELIVERY_MINUTES = env_int("CLARA_CHECKIN_DELIVERY_MINUTES", 60)
 
+# --- Alerts that reach people: e-mail, escalation, webhooks (dashboard/alerting, memory/webhooks) --
+# E-mail goes through Django's framework. With EMAIL_HOST set, SMTP (EMAIL_PORT, EMAIL_HOST_USER,
+# EMAIL_HOST_PASSWORD, EMAIL_USE_TLS / EMAIL_USE_SSL); without it, under DEBUG (`make run`), each
+# message is written as a file into data/mail/; in production without it, SMTP on localhost:25
+# (a local relay), Django's default.
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost" if not DEBUG else "")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("EMAIL_PORT", 587 if EMAIL_HOST != "localhost" else 25)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
+    EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+    EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 15)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = str(DATA_DIR / "mail")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Clara <alerts@clara.localhost>")
+# The dashboard's public address, for the links in e-mails (no trailing slash).
+CLARA_SITE_URL = env_str("CLARA_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# An urgent alert nobody acknowledged goes to the team's admins after this long, then to the
+# organisation's contact after as long again.
+CLARA_ALERT_ESCALATE_MINUTES = env_int("CLARA_ALERT_ESCALATE_MINUTES", 10)
+# An acknowledgement link in an e-mail works once, for this long.
+CLARA_ALERT_LINK_HOURS = env_int("CLARA_ALERT_LINK_HOURS", 72)
+# Webhooks: each attempt waits this long for an answer; failures are retried after base, 2×base,
+# 4×base ... seconds (at most an hour apart) until this many hours after the event, then failed.
+CLARA_WEBHOOK_TIMEOUT_SECONDS = env_int("CLARA_WEBHOOK_TIMEOUT_SECONDS", 10)
+CLARA_WEBHOOK_RETRY_BASE_SECONDS = env_int("CLARA_WEBHOOK_RETRY_BASE_SECONDS", 30)
+CLARA_WEBHOOK_RETRY_HOURS = env_int("CLARA_WEBHOOK_RETRY_HOURS", 24)
+
 # --- An optional LLM (memory/core/llm.py) --------------------------------------------------------
 # An OpenAI-compatible endpoint (".../v1"). Unset: summaries are extractive and the reference
 # companion answers offline; set: both ask the model and fall back to those on any failure.

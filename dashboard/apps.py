@@ -8,3 +8,11 @@ class DashboardConfig(AppConfig):
         # Connects the user_logged_in receiver that starts a login's lifetime (before any
         # request has loaded the middleware: a login may come first, as in tests).
         from dashboard import sessions  # noqa: F401
+
+        # Alerts raised in insights are delivered from here (dashboard/alerting/delivery.py).
+        from dashboard.alerting import receivers
+        from memory.insights import signals
+
+        signals.alert_raised.connect(
+            receivers.on_alert_raised, dispatch_uid="alerting.alert_raised"
+        )

@@ -74,6 +74,7 @@ class AuditAction(models.TextChoices):
     VIEW_MEMORIES = "view_memories", "read what Clara remembers"
     EXPORT_JSON = "export_json", "downloaded everything (JSON)"
     EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
+    REPORT_PDF = "report_pdf", "downloaded the clinician report (PDF)"
     ALERT_STATUS = "alert_status", "changed an alert"
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
@@ -175,3 +176,13 @@ class FactSuggestion(models.Model):
 
     def __str__(self) -> str:
         return f"suggestion for memory {self.memory_id}"
+
+
+# The alerts' delivery and timeline (dashboard/alerting/models.py), registered with this app.
+from dashboard.alerting.models import (  # noqa: E402, F401
+    AlertEscalation,
+    AlertNotice,
+    AlertRouting,
+    AlertStep,
+    DigestSent,
+)

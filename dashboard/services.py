@@ -9,11 +9,11 @@ import uuid
 from django.db import transaction
 
 from dashboard.access import Access, audit_record
+from dashboard.alerting import delivery
 from dashboard.models import AuditAction, CareRole, CareTeamMembership, FactSuggestion
 from memory import privacy
 from memory.core.person import CaregiverContext
 from memory.facts import store
-from memory.insights import alerts
 from memory.models import Alert, Memory, MemoryType, OrganisationMembership, Person
 
 # Keys of Person.caregiver_context the profile page edits (the companion and summaries read them).
@@ -22,7 +22,8 @@ PROFILE_FIELDS = ("preferred_name", "pronouns", "known_topics", "avoid_topics", 
 
 def alert_act(*, alert: Alert, status: str, user) -> Alert:
     """A caregiver is looking into an alert, has dealt with it, or reopens it (who and when)."""
-    return alerts.alert_set_status(alert_id=alert.id, status=status, user_id=user.pk)
+    # Through delivery: the step goes on the alert's timeline, escalation stops, webhooks hear.
+    return delivery.alert_respond(alert=alert, status=status, user=user, via="dashboard")
 
 
 def _other_admins(membership: CareTeamMembership) -> bool:

@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from dashboard import two_factor, views
+from dashboard.alerting import views as alerting_views
 
 app_name = "dashboard"
 
@@ -36,6 +37,10 @@ urlpatterns = [
     ),
     path(f"{person}alerts/", views.person_alerts, name="person_alerts"),
     path(f"{person}alerts/<int:alert_id>/", views.alert_status, name="alert_status"),
+    path(f"{person}alerts/<int:alert_id>/note/", alerting_views.alert_note, name="alert_note"),
+    path(f"{person}report.pdf", alerting_views.clinician_report, name="clinician_report"),
+    path(f"{person}alerts/mine/", alerting_views.alert_routing, name="alert_routing"),
+    path("alerts/ack/<str:token>/", alerting_views.alert_ack, name="alert_ack"),
     path(f"{person}team/", views.team, name="team"),
     path(f"{person}team/add/", views.team_add, name="team_add"),
     path(f"{person}team/<int:membership_id>/", views.team_member, name="team_member"),

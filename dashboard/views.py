@@ -26,6 +26,7 @@ from dashboard.access import (
     get_person_for,
     organisations_of,
 )
+from dashboard.alerting import views as alerting_views
 from dashboard.forms import (
     AlertStatusForm,
     AnswersForm,
@@ -45,6 +46,7 @@ from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import store
 from memory.models import Alert, MemoryType, QuestionType
+from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
 
@@ -83,6 +85,7 @@ def _short_name(access: Access) -> str:
 
 @login_required
 @require_GET
+@vary_on_headers("HX-Request")
 def people(request: HttpRequest) -> HttpResponse:
     """Everyone in the caregiver's care teams, with today's mood and alerts needing a look.
 
@@ -90,12 +93,20 @@ def people(request: HttpRequest) -> HttpResponse:
     """
     cards = selectors.people_for_user(user=request.user, now=timezone.now())
     organisations = organisations_of(request.user)
+    for member in organisations:  # the organisation's admins see webhook deliveries that failed
+        member.failed_webhooks = (
+            webhooks.failed_deliveries(organisation_id=member.organisation_id)
+            if member.is_admin
+            else []
+        )
     groups = [
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations
     ]
     context = {"cards": cards, "groups": groups, "several": len(organisations) > 1}
-    return render(request, "dashboard/people.html", context)
+    # The list polls itself for alert badges (htmx): then only the list is sent.
+    template = "dashboard/people.html" + ("#people-list" if request.htmx else "")
+    return render(request, template, context)
 
 
 @login_required
@@ -327,7 +338,24 @@ def _alerts_context(access: Access) -> dict:
     return {
         "alerts": alerts,
         "open_count": sum(a.status != Alert.Status.ACKNOWLEDGED for a in alerts),
+        # Each alert's timeline, and the words that raised it for the transcript right.
+        **alerting_views.panel_context(access, alerts),
     }
+
+
+def alerts_panel(request: HttpRequest, access: Access, *, error: str = "", status: int = 200):
+    """The alerts panel after an action (htmx), else the person page at the panel."""
+    if request.htmx or status != 200:
+        context = {**_alerts_context(access), "error": error}
+        return _render(
+            request,
+            "dashboard/person_alerts.html",
+            access,
+            context,
+            partial="alerts",
+            status=status,
+        )
+    return redirect(reverse("dashboard:person", args=[access.person.id]) + "#alerts")
 
 
 @login_required

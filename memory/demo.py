@@ -625,7 +625,7 @@ class _ServiceClient:
 
 
 @contextmanager
-def _jobs_run_here() -> Iterator[None]:
+def jobs_run_here() -> Iterator[None]:
     """The jobs the services queue (summaries, facts, promises) run in this process as they are
     queued, instead of going to the worker: the demo is complete when loading returns, whatever
     the machine's speed, and the worker has no backlog to race the dashboard with.
@@ -662,7 +662,7 @@ def load(plan: DemoPlan) -> None:
     # With DEBUG on, Django keeps the SQL of every query (on SQLite it runs one more query per
     # query to quote the parameters): over the ~60,000 queries of loading, that alone is about
     # an eighth of the time, for a log nobody reads.
-    with override_settings(DEBUG=False), _jobs_run_here():
+    with override_settings(DEBUG=False), jobs_run_here():
         # In turn on SQLite, and inside a caller's transaction (other threads can't join it).
         if connection.vendor == "sqlite" or connection.in_atomic_block or len(plan.people) == 1:
             _converse_all(plan)

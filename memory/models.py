@@ -48,3 +48,8 @@ from memory.insights.models import (  # noqa: F401
     RollingSummary,
     SummarySpine,
 )
+from memory.webhooks.models import (  # noqa: F401
+    Webhook,
+    WebhookDelivery,
+    WebhookEvent,
+)

@@ -24,6 +24,7 @@ from memory.insights.tasks import (
     compute_trends_batch,
     update_rolling_summary,
 )
+from memory.webhooks.tasks import deliver_webhook, retry_due_webhooks
 
 __all__ = [
     "apply_retention",
@@ -35,12 +36,14 @@ __all__ = [
     "compute_trends_batch",
     "curate_memories",
     "decide_check_ins",
+    "deliver_webhook",
     "expire_idle_sessions",
     "expire_memories",
     "extract_commitments",
     "ping",
     "remember_message",
     "replay_recovery_log",
+    "retry_due_webhooks",
     "schedule_check_ins",
     "update_rolling_summary",
 ]

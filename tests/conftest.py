@@ -69,3 +69,16 @@ def admin_client(admin_user):
     from tests.support.otp import verified_client
 
     return verified_client(admin_user)
+
+
+@pytest.fixture
+def smtp_server(settings):
+    """A real SMTP server on 127.0.0.1 (tests/support/smtp_server.py), and Django sending to it."""
+    from tests.support.smtp_server import SmtpServer
+
+    with SmtpServer() as server:
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT = server.host, server.port
+        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+        settings.EMAIL_TIMEOUT = 5
+        yield server

@@ -12,6 +12,7 @@ from memory.admin import (  # noqa: F401 - registers the pages
     facts,
     insights,
     organisations,
+    webhooks,
 )
 from memory.admin.conversations import SESSION_PAGE_MESSAGES  # noqa: F401
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from memory.conversations.models import Person, Session
 from memory.core.errors import Invalid, NotFound
-from memory.insights import trends
+from memory.insights import signals, trends
 from memory.insights.models import Alert
 
 # Distress: a session whose average is this far above the person's own baseline, over at least
@@ -52,7 +52,7 @@ def alert_raise(
     if kind not in Alert.Kind.values:
         raise Invalid(f"Unknown alert kind {kind!r}.", field="kind")
     with transaction.atomic():
-        return Alert.objects.get_or_create(
+        alert, created = Alert.objects.get_or_create(
             dedupe_key=dedupe_key,
             defaults={
                 "person_id": person_id,
@@ -62,6 +62,12 @@ def alert_raise(
                 "created_at": at or timezone.now(),
             },
         )
+        if created:
+            # Delivery (e-mail, webhooks) subscribes and queues its job after the commit.
+            signals.alert_raised.send(
+                sender=Alert, event=signals.AlertRaised(alert_id=alert.id, kind=alert.kind)
+            )
+        return alert, created
 
 
 def escalation_alert_raise(

@@ -142,7 +142,12 @@ def _of(model, org: Organisation):
         return model.objects.filter(person__organisation=org)
     if model is Alert:
         return model.objects.filter(Q(person__organisation=org) | Q(session__organisation=org))
-    for path in ("organisation", "session__organisation", "person__organisation"):
+    for path in (
+        "organisation",
+        "session__organisation",
+        "person__organisation",
+        "webhook__organisation",
+    ):
         try:
             return model.objects.filter(**{path: org})
         except Exception:  # noqa: S112 - the model has no such path: try the next

@@ -30,6 +30,8 @@ from memory.models import (
     Persona,
     Session,
 )
+from memory.webhooks import services as webhook_services
+from memory.webhooks.models import Webhook
 from tests.support.bot import Bot
 
 pytestmark = pytest.mark.django_db
@@ -69,6 +71,9 @@ def first():
     checkins.checkin_settings_update(
         person_id=person.id, enabled=True, times=["09:00"], night_start=22, night_end=7
     )
+    webhook_services.webhook_create(
+        organisation_id=org.pk, url="https://sunrise.example/hook", events=["alert.raised"]
+    )
     memory_id = Memory.objects.filter(person=person).first().id
     return {
         "org": org,
@@ -99,6 +104,7 @@ def _snapshot(first) -> str:
         list(Persona.objects.filter(organisation=org).values()),
         list(CheckInSettings.objects.filter(person__organisation=org).values()),
         list(ApiKey.objects.filter(organisation=org).values("id", "revoked_at", "scopes")),
+        list(Webhook.objects.filter(organisation=org).values("id", "url", "events")),
     ]
     return hashlib.sha256(json.dumps(rows, default=str, sort_keys=True).encode()).hexdigest()
 
@@ -121,6 +127,14 @@ def _operations():
             yield path, method, operation["operationId"]
 
 
+def _first_webhook(first):
+    return (
+        Webhook.objects.filter(organisation=first["org"])
+        .order_by("created_at")
+        .values_list("id", flat=True)[0]
+    )
+
+
 def _request_for(path: str, method: str, first) -> tuple[str, dict | None, dict | None]:
     """The path (with A's ids), a body and query parameters a bot could send."""
     person_id, session_id = str(first["person"].id), str(first["session"].id)
@@ -132,6 +146,7 @@ def _request_for(path: str, method: str, first) -> tuple[str, dict | None, dict 
         .replace("{memory_id}", str(first["memory_id"]))
         .replace("{slug}", "buddy")
         .replace("{name}", "search_memory")
+        .replace("{webhook_id}", str(_first_webhook(first)))
     )
     facts_ns = list(first["facts_ns"])
     bodies = {
@@ -161,6 +176,7 @@ def _request_for(path: str, method: str, first) -> tuple[str, dict | None, dict 
         },
         "/api/v1/people/{person_id}/erase": {"confirm": person_id},
         "/api/v1/tools/{name}": {"person_id": person_id, "query": "cat"},
+        "/api/v1/webhooks": {"url": "https://other.example/hook", "events": ["alert.raised"]},
     }
     queries = {
         "/api/v1/memories/item": {"namespace": facts_ns, "key": "cat"},
@@ -175,6 +191,9 @@ def _request_for(path: str, method: str, first) -> tuple[str, dict | None, dict 
 OWN_SPACE = {
     ("put", "/api/v1/personas/{slug}"),
     ("get", "/api/v1/tools/schemas"),
+    # An organisation registers and lists its own webhooks (deleting A's is a 404, checked).
+    ("post", "/api/v1/webhooks"),
+    ("get", "/api/v1/webhooks"),
 }
 
 

@@ -45,10 +45,12 @@ class Command(BaseCommand):
             )
         plan = demo.build_plan(seed=seed, people=people, days=days)
         demo.load(plan)
-        # Today's trends and the alerts they call for, as the scheduler would (nightly).
-        for person in plan.people:
-            trends.person_trends_compute(person_id=person.id)
-            alerts.alerts_from_trends(person_id=person.id)
+        # Today's trends and the alerts they call for, as the scheduler would (nightly); their
+        # delivery jobs run here too, so the worker starts with no backlog.
+        with demo.jobs_run_here():
+            for person in plan.people:
+                trends.person_trends_compute(person_id=person.id)
+                alerts.alerts_from_trends(person_id=person.id)
         self.stdout.write(
             f"Loaded demo data (seed {seed}, {days} days): {len(plan.people)} people, "
             f"{len(plan.sessions)} sessions, {plan.message_count} messages."

@@ -1,0 +1,24 @@
+"""Alert delivery jobs (`dashboard.tasks.<name>`, gathered by dashboard/tasks.py)."""
+
+from celery import shared_task
+
+from dashboard.alerting import delivery, digest
+from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
+
+
+@shared_task(name="dashboard.tasks.deliver_alert", **RETRY_ON_DATABASE_ERRORS)
+def deliver_alert(alert_id: int) -> int:
+    """Route and send a new alert (webhooks, e-mails); returns how many e-mails left now."""
+    return len(delivery.alert_deliver(alert_id=alert_id))
+
+
+@shared_task(name="dashboard.tasks.sweep_alerts", **RETRY_ON_DATABASE_ERRORS)
+def sweep_alerts() -> dict:
+    """Escalate unacknowledged urgent alerts that are due; send held e-mails whose hour came."""
+    return delivery.alerts_sweep()
+
+
+@shared_task(name="dashboard.tasks.send_weekly_digests", **RETRY_ON_DATABASE_ERRORS)
+def send_weekly_digests() -> int:
+    """Hourly: the weekly digest to each opted-in member whose local Sunday evening it is."""
+    return digest.digests_send()

@@ -1,0 +1,231 @@
+"""The alert pages of the dashboard: acknowledging from an e-mail's link, handover notes, and
+what the alerts panel shows beside each alert (its timeline; the words that raised it for those
+with the transcript right, Clara's description for everyone else).
+
+Every view goes through dashboard.access (404 for outsiders, audited), like every other page.
+"""
+
+import uuid
+from datetime import date, timedelta
+from zoneinfo import ZoneInfo
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from dashboard.access import Access, audit_record, care_memberships, get_person_for
+from dashboard.alerting import delivery, report
+from dashboard.alerting.models import AlertRouting
+from dashboard.models import AuditAction, CareRole
+from memory.core.person import person_zone
+from memory.models import Alert, ChatMessage
+
+NOTE_MAX_CHARS = 500
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(max_length=NOTE_MAX_CHARS, strip=True)
+
+
+def _raising_words(alert_rows, person_id: uuid.UUID) -> dict[int, str]:
+    """The person's message that raised each escalation alert (the last one at or before it)."""
+    found = {}
+    for row in alert_rows:
+        if row.kind != Alert.Kind.ESCALATION or row.session_id is None:
+            continue
+        raised_at = Alert.objects.filter(id=row.id).values_list("created_at", flat=True).first()
+        message = (
+            ChatMessage.objects.filter(
+                session_id=row.session_id,
+                person_id=person_id,
+                role=ChatMessage.Role.USER,
+                timestamp__lte=raised_at,
+            )
+            .order_by("-timestamp", "-sequence_number")
+            .only("content")
+            .first()
+        )
+        if message is not None:
+            found[row.id] = message.content
+    return found
+
+
+def panel_context(access: Access, alert_rows) -> dict:
+    """Adds each alert's timeline and, to members with the transcript right, the words."""
+    timelines = delivery.timeline(alert_ids=[row.id for row in alert_rows])
+    said = _raising_words(alert_rows, access.person.id) if access.can_see_transcripts else {}
+    for row in alert_rows:
+        row.timeline = timelines.get(row.id, [])
+        row.words = said.get(row.id)
+    return {"note_max": NOTE_MAX_CHARS}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def alert_ack(request: HttpRequest, token: str) -> HttpResponse:
+    """The e-mail's "I'm dealing with it": GET records that it was opened and asks to confirm
+    (so a mail scanner following links acknowledges nothing); POST acknowledges, once."""
+    notice = delivery.notice_from_token(token)
+    if notice is None or notice.alert.person_id is None:
+        raise Http404("No such alert.")
+    access = get_person_for(
+        request.user,
+        notice.alert.person_id,
+        action=AuditAction.ALERT_STATUS if request.method == "POST" else AuditAction.VIEW_ALERTS,
+        object_id=str(notice.alert_id),
+    )
+    context = {
+        "person": access.person,
+        "name": delivery.first_name(access.person),
+        "headline": delivery.words.alert_headline(notice.alert.kind, notice.alert.detail),
+        "token": token,
+    }
+    if request.method == "POST":
+        used = delivery.link_use(notice=notice, user=request.user)
+        context["done"] = used
+        context["already"] = not used
+        return render(request, "alerting/ack.html", context, status=200 if used else 410)
+    delivery.link_opened(notice=notice, user=request.user)
+    notice.refresh_from_db()
+    context["already"] = notice.link_used_at is not None
+    return render(request, "alerting/ack.html", context, status=410 if context["already"] else 200)
+
+
+@login_required
+@require_POST
+def alert_note(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> HttpResponse:
+    """Add a short handover note to an alert; then shows the alerts panel again."""
+    from dashboard import views  # the panel's renderer; views imports this module
+
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.ALERT_STATUS, object_id=str(alert_id)
+    )
+    alert = Alert.objects.filter(id=alert_id, person_id=access.person.id).first()
+    if alert is None:
+        raise Http404("No such alert.")
+    form = NoteForm(request.POST)
+    if not form.is_valid():
+        return views.alerts_panel(
+            request,
+            access,
+            error=f"Write a note of at most {NOTE_MAX_CHARS} characters.",
+            status=400,
+        )
+    delivery.note_add(alert=alert, user=request.user, text=form.cleaned_data["note"])
+    return views.alerts_panel(request, access)
+
+
+class RoutingForm(forms.ModelForm):
+    class Meta:
+        model = AlertRouting
+        fields = ("receives", "by_email", "hours_start", "hours_end", "time_zone", "weekly_digest")
+        widgets = {
+            "receives": forms.RadioSelect,
+            "hours_start": forms.TimeInput(attrs={"type": "time"}),
+            "hours_end": forms.TimeInput(attrs={"type": "time"}),
+        }
+        labels = {
+            "receives": "Which alerts reach me",
+            "by_email": "By e-mail",
+            "hours_start": "Not urgent ones only from",
+            "hours_end": "until",
+            "time_zone": "My time zone (blank: the person's)",
+            "weekly_digest": "A weekly summary on Sunday evening",
+        }
+
+    def clean_time_zone(self):
+        zone = (self.cleaned_data.get("time_zone") or "").strip()
+        if zone:
+            try:
+                ZoneInfo(zone)
+            except (KeyError, ValueError) as exc:
+                raise forms.ValidationError("Unknown time zone (e.g. Europe/London).") from exc
+        return zone
+
+    def clean(self):
+        data = super().clean()
+        if (data.get("hours_start") is None) != (data.get("hours_end") is None):
+            self.add_error("hours_end", "Give both times, or neither.")
+        return data
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def alert_routing(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The member's own choice of which alerts about this person reach them, how and when."""
+    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_ALERTS)
+    routing = delivery.routing_of(access.membership)
+    form = RoutingForm(request.POST or None, instance=routing)
+    saved = request.GET.get("saved") == "1"
+    if request.method == "POST":
+        if form.is_valid():
+            form.instance.membership = access.membership
+            form.save()
+            return redirect(reverse("dashboard:alert_routing", args=[person_id]) + "?saved=1")
+        else:
+            return render(
+                request,
+                "alerting/routing.html",
+                {"form": form, "person": access.person, "name": delivery.first_name(access.person)},
+                status=400,
+            )
+    context = {
+        "form": form,
+        "saved": saved,
+        "person": access.person,
+        "name": delivery.first_name(access.person),
+    }
+    return render(request, "alerting/routing.html", context)
+
+
+REPORT_ROLES = (CareRole.ADMIN, CareRole.STAFF)
+
+
+def _bad(field: str, detail: str) -> JsonResponse:
+    return JsonResponse({"detail": detail, "code": "invalid", "field": field}, status=400)
+
+
+@login_required
+@require_GET
+def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """The clinician report PDF for ?from=YYYY-MM-DD&to=YYYY-MM-DD (default: the last 30 days);
+    team admins and care staff only (family: 403, audited as refused)."""
+    membership = care_memberships(request.user).filter(person_id=person_id).first()
+    if membership is not None and membership.role not in REPORT_ROLES:
+        audit_record(
+            user=request.user,
+            person_id=person_id,
+            action=AuditAction.REPORT_PDF,
+            allowed=False,
+            organisation_id=membership.person.organisation_id,
+        )
+        raise PermissionDenied("Only the team's admins and care staff download the report.")
+    access = get_person_for(request.user, person_id, action=AuditAction.REPORT_PDF)
+    today = timezone.now().astimezone(person_zone(access.person)).date()
+    try:
+        end = date.fromisoformat(request.GET.get("to") or today.isoformat())
+    except ValueError:
+        return _bad("to", "Give the last day as YYYY-MM-DD.")
+    try:
+        start = date.fromisoformat(
+            request.GET.get("from") or (end - timedelta(days=29)).isoformat()
+        )
+    except ValueError:
+        return _bad("from", "Give the first day as YYYY-MM-DD.")
+    if start > end:
+        return _bad("from", "The first day comes after the last.")
+    period = report.Period(start=start, end=end)
+    if period.days > report.MAX_DAYS:
+        return _bad("from", f"A report covers at most {report.MAX_DAYS} days.")
+    pdf = report.report_pdf(person=access.person, period=period, now=timezone.now())
+    response = HttpResponse(pdf, content_type="application/pdf")
+    response["Content-Disposition"] = (
+        f'attachment; filename="clinician-report-{start.isoformat()}-{end.isoformat()}.pdf"'
+    )
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,210 @@
+"""Webhooks: registering them, emitting alert events, and delivering each one signed.
+
+Signing (docs/webhooks.md shows how to verify): the receiver gets `X-Clara-Delivery` (stable
+across attempts), `X-Clara-Event`, `X-Clara-Timestamp` (Unix seconds of this attempt) and
+`X-Clara-Signature: sha256=<hex>`, the HMAC-SHA256 with the webhook's secret of
+`<timestamp>.<body>`. A failed attempt (no answer in time, or any status outside 2xx) is tried
+again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS after the event, then marked failed.
+"""
+
+import hashlib
+import hmac
+import json
+import secrets
+import uuid
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory.core.errors import Invalid, NotFound
+from memory.webhooks.models import Webhook, WebhookDelivery, WebhookEvent
+
+MAX_WEBHOOKS_PER_ORGANISATION = 20
+
+
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Invalid("The URL must be http:// or https:// with a host.", field="url")
+    return url
+
+
+def _check_events(events: list[str]) -> list[str]:
+    if not events:
+        raise Invalid("Name at least one event.", field="events")
+    unknown = sorted(set(events) - set(WebhookEvent.values))
+    if unknown:
+        raise Invalid(f"Unknown event {unknown[0]!r}.", field="events")
+    return sorted(set(events))
+
+
+def webhook_create(
+    *, organisation_id: uuid.UUID, url: str, events: list[str]
+) -> tuple[Webhook, str]:
+    """Register a webhook; returns it with its secret (shown this once, kept encrypted)."""
+    url, events = _check_url(url), _check_events(events)
+    if Webhook.objects.filter(organisation_id=organisation_id).count() >= (
+        MAX_WEBHOOKS_PER_ORGANISATION
+    ):
+        raise Invalid("This organisation has as many webhooks as it may.", field="url")
+    secret = "whsec_" + secrets.token_urlsafe(32)
+    webhook = Webhook.objects.create(
+        organisation_id=organisation_id, url=url, events=events, secret=secret
+    )
+    return webhook, secret
+
+
+def webhooks_of(*, organisation_id: uuid.UUID) -> list[Webhook]:
+    """The organisation's webhooks, oldest first (the only scope any read of them uses)."""
+    return list(Webhook.objects.filter(organisation_id=organisation_id).order_by("created_at"))
+
+
+def webhook_delete(*, organisation_id: uuid.UUID, webhook_id: uuid.UUID) -> None:
+    """Remove a webhook and its deliveries; another organisation's id is unknown (404)."""
+    deleted, _ = Webhook.objects.filter(organisation_id=organisation_id, id=webhook_id).delete()
+    if not deleted:
+        raise NotFound("No webhook with this id.", field="webhook_id")
+
+
+def event_emit(
+    *, organisation_id: uuid.UUID, event: str, data: dict, dedupe_key: str, at: datetime
+) -> list[WebhookDelivery]:
+    """One delivery per webhook of the organisation that wants `event`; queued after commit.
+
+    `data` must hold codes and ids only. Emitting the same (event, dedupe_key) again adds nothing.
+    """
+    from memory.webhooks import tasks  # tasks import this module
+
+    made = []
+    for webhook in Webhook.objects.filter(organisation_id=organisation_id):
+        if event not in (webhook.events or []):
+            continue
+        delivery_id = uuid.uuid4()
+        payload = {
+            "id": str(delivery_id),
+            "event": event,
+            "created_at": at.isoformat(),
+            "data": data,
+        }
+        try:
+            with transaction.atomic():
+                delivery = WebhookDelivery.objects.create(
+                    id=delivery_id,
+                    webhook=webhook,
+                    event=event,
+                    dedupe_key=f"{webhook.id}:{event}:{dedupe_key}"[:200],
+                    payload=payload,
+                    created_at=at,
+                    next_attempt_at=at,
+                )
+        except IntegrityError:
+            continue  # emitted before: that delivery stands
+        tasks.deliver_webhook.delay_on_commit(str(delivery.id))
+        made.append(delivery)
+    return made
+
+
+def signature(*, secret: str, timestamp: int, body: bytes) -> str:
+    """`sha256=<hex>`: HMAC-SHA256 of `<timestamp>.<body>` with the webhook's secret."""
+    digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return "sha256=" + digest.hexdigest()
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """Pause after the n-th failed attempt: base, 2×base, 4×base, ... at most an hour."""
+    base = settings.CLARA_WEBHOOK_RETRY_BASE_SECONDS
+    return timedelta(seconds=min(base * 2 ** max(attempts - 1, 0), 3600))
+
+
+def delivery_attempt(*, delivery_id: uuid.UUID, now: datetime | None = None) -> WebhookDelivery:
+    """Try one pending delivery once; records the outcome and when to try again.
+
+    A delivery that is no longer pending is left alone (a duplicate job), so a receiver sees a
+    delivery again only when an attempt's outcome was lost (at-least-once).
+    """
+    now = now or timezone.now()
+    delivery = WebhookDelivery.objects.select_related("webhook").filter(id=delivery_id).first()
+    if delivery is None:
+        raise NotFound("No delivery with this id.", field="delivery_id")
+    if delivery.status != WebhookDelivery.Status.PENDING:
+        return delivery
+    body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
+    timestamp = int(now.timestamp())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "Clara-Webhooks/1",
+        "X-Clara-Delivery": str(delivery.id),
+        "X-Clara-Event": delivery.event,
+        "X-Clara-Timestamp": str(timestamp),
+        "X-Clara-Signature": signature(
+            secret=delivery.webhook.secret, timestamp=timestamp, body=body
+        ),
+    }
+    status_code, error = None, ""
+    try:
+        response = httpx.post(
+            delivery.webhook.url,
+            content=body,
+            headers=headers,
+            timeout=settings.CLARA_WEBHOOK_TIMEOUT_SECONDS,
+            follow_redirects=False,
+        )
+        status_code = response.status_code
+        if not 200 <= status_code < 300:
+            error = f"HTTP {status_code}"
+    except httpx.HTTPError as exc:
+        error = type(exc).__name__
+    delivery.attempts += 1
+    delivery.last_attempt_at = now
+    delivery.last_status_code = status_code
+    delivery.last_error = error[:200]
+    if not error:
+        delivery.status = WebhookDelivery.Status.DELIVERED
+        delivery.delivered_at = now
+        delivery.next_attempt_at = None
+    else:
+        next_at = now + retry_delay(delivery.attempts)
+        window_ends = delivery.created_at + timedelta(hours=settings.CLARA_WEBHOOK_RETRY_HOURS)
+        if next_at > window_ends:
+            delivery.status = WebhookDelivery.Status.FAILED
+            delivery.next_attempt_at = None
+        else:
+            delivery.next_attempt_at = next_at
+    # Conditional UPDATE: only the attempt that found it pending records its outcome.
+    WebhookDelivery.objects.filter(id=delivery.id, status=WebhookDelivery.Status.PENDING).update(
+        attempts=delivery.attempts,
+        last_attempt_at=delivery.last_attempt_at,
+        last_status_code=delivery.last_status_code,
+        last_error=delivery.last_error,
+        status=delivery.status,
+        delivered_at=delivery.delivered_at,
+        next_attempt_at=delivery.next_attempt_at,
+    )
+    return delivery
+
+
+def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[uuid.UUID]:
+    """Pending deliveries whose next attempt is due (the sweep's safety net for lost jobs)."""
+    now = now or timezone.now()
+    return list(
+        WebhookDelivery.objects.filter(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+        )
+        .order_by("next_attempt_at")
+        .values_list("id", flat=True)[:limit]
+    )
+
+
+def failed_deliveries(*, organisation_id: uuid.UUID, limit: int = 20) -> list[WebhookDelivery]:
+    """The organisation's failed deliveries, newest first (the dashboard shows them)."""
+    return list(
+        WebhookDelivery.objects.filter(
+            webhook__organisation_id=organisation_id, status=WebhookDelivery.Status.FAILED
+        )
+        .select_related("webhook")
+        .order_by("-created_at")[:limit]
+    )
