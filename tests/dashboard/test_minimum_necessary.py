@@ -8,13 +8,17 @@ test_every_dashboard_url_is_in_the_table until it is listed here, and then it is
 import html
 import json
 import re
+import subprocess
 import urllib.parse
 
 import pytest
 from django.urls import URLPattern, reverse
+from django.utils import timezone
 
 from dashboard import urls as dashboard_urls
 from dashboard import words
+from dashboard.alerting import delivery
+from dashboard.alerting.models import AlertNotice
 from dashboard.models import CareRole, CareTeamMembership
 from memory.insights.summaries import session_summary_compute
 from memory.models import ChatMessage, OrganisationMembership, Session
@@ -49,11 +53,14 @@ PAGES = {
     "export_json": lambda o: [_p("export_json", o)],
     "export_csv": lambda o: [_p("export_csv", o)],
     "erase": lambda o: [_p("erase", o)],
+    "alert_routing": lambda o: [_p("alert_routing", o)],
+    "clinician_report": lambda o: [_p("clinician_report", o)],
+    "alert_ack": lambda o: [reverse("dashboard:alert_ack", args=[o["ack_token"]])],
 }
 # Routes that show nothing about a person (or only change something: POSTs answer with the
 # pages above, or with a redirect to them).
 NOTHING_ABOUT_A_PERSON = {"login", "logout", "two_factor", "two_factor_setup"}
-POST_ONLY = {"alert_status", "team_add", "team_member"}
+POST_ONLY = {"alert_status", "alert_note", "team_add", "team_member"}
 
 
 def _p(name, o, *more):
@@ -71,7 +78,16 @@ def objects(person, memory, alert):
     sessions = list(Session.objects.filter(person=person))
     for session in sessions:
         session_summary_compute(session_id=session.id)
-    return {"person": person, "memory": memory, "sessions": sessions}
+    # The e-mail's acknowledgement link names its alert by a token (any team member may open it).
+    notice = AlertNotice.objects.create(
+        alert=alert, level=0, dedupe_key=f"minimum-{alert.id}", due_at=timezone.now()
+    )
+    return {
+        "person": person,
+        "memory": memory,
+        "sessions": sessions,
+        "ack_token": delivery.ack_token(notice),
+    }
 
 
 @pytest.fixture
@@ -107,11 +123,20 @@ def _render_all(client, o) -> dict[str, str]:
                 response = client.get(url, headers=headers)
                 if response.status_code != 200:
                     continue
-                text = response.content.decode()
+                if response["Content-Type"].startswith("application/pdf"):
+                    text = _pdf_text(response.content)
+                else:
+                    text = response.content.decode()
                 if response["Content-Type"].startswith("application/json"):
                     text = json.dumps(json.loads(text), ensure_ascii=False)
                 shown[f"{name} {url} {headers}"] = html.unescape(urllib.parse.unquote(text))
     return shown
+
+
+def _pdf_text(pdf: bytes) -> str:
+    """The report's text, as poppler's pdftotext reads it (installed by .ci/run)."""
+    done = subprocess.run(["pdftotext", "-", "-"], input=pdf, capture_output=True, check=True)
+    return done.stdout.decode()
 
 
 def _leaks(shown: dict[str, str], sentences: set[str]) -> list[tuple[str, str]]:
