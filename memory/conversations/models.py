@@ -8,7 +8,7 @@ import uuid
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import models, router
 from django.db.models import Q
 from django.utils import timezone
 
@@ -90,9 +90,13 @@ def default_organisation_id() -> uuid.UUID:
     The default for rows created without an organisation: commands run without `--org`, and code
     that has no caller. Everything a caller creates names the caller's organisation explicitly.
     """
-    # The id alone: migrations call this as a field default, before later columns exist.
+    # The id alone: migrations call this as a field default, before later columns exist. Read
+    # where the row being created will be written (never a read replica: clara/replica.py).
     found = (
-        Organisation.objects.filter(slug=DEFAULT_ORGANISATION).values_list("pk", flat=True).first()
+        Organisation.objects.using(router.db_for_write(Organisation))
+        .filter(slug=DEFAULT_ORGANISATION)
+        .values_list("pk", flat=True)
+        .first()
     )
     if found is not None:
         return found
