@@ -13,7 +13,8 @@ What must hold across instances:
 - a long-term memory written through one instance is found by a search on the other (whose
   processes hold their own search copies, kept fresh by the scope's generation row) within a
   second, and on the writing instance too;
-- an escalation sent to both instances at once raises one alert per session;
+- an escalation sent to both instances at once raises one alert per session, and both workers
+  computing a person's trend alerts at the same moment raise one distress alert;
 - the jobs the sessions enqueue (summaries) are done by the workers.
 
 Needs PostgreSQL (DATABASE_URL) and Redis (REDIS_URL); skipped without either, as SQLite is one
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from celery import Celery
 from django.conf import settings
 from django.db import connection
 from django.test import override_settings
@@ -147,7 +149,8 @@ def cluster(tmp_path):
     for n in (1, 2):
         env = {**base_env, "CLARA_DATA_DIR": str(tmp_path / f"worker{n}")}
         logs.append(tmp_path / f"worker{n}.log")
-        command = f"{procfile['worker']} -n w{n}-{queue}@%h {worker_flags}"
+        # The shared queue, and one of the worker's own, so the test can hand each worker a task.
+        command = f"{procfile['worker']} -n w{n}-{queue}@%h -Q {queue},{queue}-w{n} {worker_flags}"
         processes.append(_start(command, env, logs[-1]))
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -163,7 +166,13 @@ def cluster(tmp_path):
             if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
                 pytest.fail("the instances did not become ready")
             time.sleep(0.25)
-        yield bases, logs, [tmp_path / f"web{n}" / "recovery.jsonl" for n in (1, 2)]
+        yield (
+            bases,
+            logs,
+            [tmp_path / f"web{n}" / "recovery.jsonl" for n in (1, 2)],
+            _celery_client(redis_url),
+            queue,
+        )
     except BaseException:
         for log in logs:
             print(f"--- {log.name}\n{log.read_text()[-5000:]}")
@@ -176,6 +185,19 @@ def cluster(tmp_path):
                 pass
             process.wait()
         connection.close()
+
+
+def _celery_client(redis_url: str) -> Celery:
+    """A client app of the test's own on the workers' Redis (the project's app is left alone)."""
+    client = Celery("clara-test-client")
+    client.conf.update(
+        broker_url=redis_url,
+        result_backend=redis_url,
+        task_serializer="json",
+        accept_content=["json"],
+        result_serializer="json",
+    )
+    return client
 
 
 def _both(*calls):
@@ -367,13 +389,42 @@ class Bot:
             self.stored_ids[key] |= ids
 
 
+SAD = {"emotion": "sad", "confidence": 0.8, "distress_score": 0.7, "trajectory": "stable"}
+
+
+def _distressed_person(bases: list[str], key: str) -> str:
+    """A person with three calm sessions, then one well above that baseline (an alert's worth),
+    each session on the other instance than the last; returns the person's id."""
+    person_id = str(uuid.uuid4())
+    clients = [ClaraClient(base, key, timeout=30) for base in bases]
+    try:
+        for n in range(4):
+            client = clients[n % 2]
+            session = client.resolve_session(user_id=person_id)
+            for turn in range(1 if n < 3 else 3):
+                client.store_exchange(
+                    session.session_id,
+                    f"I was thinking about the garden {turn}",
+                    "The garden sounds lovely. Tell me about the roses.",
+                    emotion=CALM if n < 3 else SAD,
+                )
+            if n < 3:
+                client.close_session(session.session_id)
+    finally:
+        for client in clients:
+            client.close()
+    return person_id
+
+
 def test_two_instances_and_two_workers_lose_and_double_nothing(cluster):
-    bases, logs, recovery_logs = cluster
+    bases, logs, recovery_logs, celery, queue = cluster
     _, key = services.api_key_create(name="two instances")
     bots = [Bot(bases, key, n) for n in range(SESSIONS)]
     try:
-        with ThreadPoolExecutor(max_workers=SESSIONS) as pool:
+        with ThreadPoolExecutor(max_workers=SESSIONS + 1) as pool:
+            distressed = pool.submit(_distressed_person, bases, key)
             list(pool.map(lambda bot: bot.run(), bots))
+            distressed_id = distressed.result()
     finally:
         for bot in bots:
             bot.close()
@@ -417,6 +468,30 @@ def test_two_instances_and_two_workers_lose_and_double_nothing(cluster):
     )
     assert sorted(str(a.session_id) for a in alerts) == sorted(escalating)
     assert Person.objects.filter(id__in=[b.person_id for b in bots]).count() == SESSIONS
+
+    # Both workers compute the distressed person's trends and alerts at the same moment (as two
+    # overlapping nightly runs would): one alert.
+    results = _both(
+        *(
+            partial(
+                celery.send_task,
+                "memory.tasks.compute_person_trends",
+                args=[distressed_id],
+                queue=f"{queue}-w{n}",
+            )
+            for n in (1, 2)
+        )
+    )
+    for result in results:
+        result.get(timeout=JOBS_TIMEOUT)
+        result.forget()
+    celery.close()
+    distress = Alert.objects.filter(
+        person_id=distressed_id, kind=Alert.Kind.DISTRESS_ABOVE_BASELINE
+    )
+    assert distress.count() == 1
+    for log in logs[2:]:  # each worker did run it
+        assert "memory.tasks.compute_person_trends[" in log.read_text()
 
     # Closing enqueued each session's summary; the workers on the shared queue computed them.
     session_ids = [bot.session_id for bot in bots]
