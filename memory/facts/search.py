@@ -136,7 +136,9 @@ class _ScopeCopy:
     # -- keeping up with the database ----------------------------------------------------
 
     def refresh(self, generation: int, epoch: int) -> None:
-        if generation == self.generation and epoch == self.epoch:
+        # A search that read the generation before another one brought the copy further (both
+        # read it before taking the lock) leaves the newer copy as it is.
+        if epoch == self.epoch and generation <= self.generation:
             return
         if epoch != self.epoch or self.generation < 0:
             self._rebuild = list(

@@ -115,3 +115,22 @@ def test_copies_stay_within_the_memory_budget(person, settings):
     stats = search.cache_stats()
     assert stats["scopes"] == 4  # the three and the one searched before
     assert 0 < stats["bytes"] <= stats["budget_bytes"]
+
+
+def test_a_search_that_read_an_older_generation_leaves_a_newer_copy_alone(person):
+    # Two searches in one process: one reads the scope's generation, another reads a newer one
+    # (after a write) and brings the copy up to it first. The late one must not move the copy
+    # back, or the next search reads and patches in the same rows again.
+    _ids(person, "garden")
+    copy = _copy(person)
+    older = copy.generation
+    _put(person, "choir", "She sang in the church choir for forty years")
+    _ids(person, "church choir")
+    newer = copy.generation
+    assert newer > older and copy.keyword.added == 1
+
+    copy.refresh(older, copy.epoch)  # the late search, holding the generation it read
+    _ids(person, "church choir")
+
+    assert copy.generation == newer
+    assert copy.keyword.added == 1  # the new fact patched in once, not twice
