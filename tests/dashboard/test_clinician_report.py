@@ -93,3 +93,31 @@ def test_outsiders_get_404(charlie, person):
 def test_a_bad_period_is_a_400_naming_the_field(staff, person, params, field):
     response = client_for(staff).get(f"/people/{person.id}/report.pdf", params)
     assert response.status_code == 400 and response.json()["field"] == field
+
+
+def test_its_pages_render_as_a4_images_with_the_mood_bars_drawn(staff, person, alert, tmp_path):
+    """The pages as images (pdftoppm): A4 portrait, and the mood section's bars are drawn in
+    their colour, not only written as numbers."""
+    from PIL import Image
+
+    response = client_for(staff).get(f"/people/{person.id}/report.pdf")
+    path = tmp_path / "report.pdf"
+    path.write_bytes(response.content)
+    subprocess.run(["pdftoppm", "-r", "50", "-png", str(path), str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page*.png"))
+    assert pages
+    bar = (0x5B, 0x7F, 0xC7)
+    bar_pixels = 0
+    for page in pages:
+        with Image.open(page) as image:
+            width, height = image.size
+            assert abs(height / width - 297 / 210) < 0.02  # A4 portrait
+            rgb = image.convert("RGB")
+            colours = rgb.getcolors(maxcolors=width * height)
+            assert len(colours) > 2  # not a blank page
+            bar_pixels += sum(
+                count
+                for count, colour in colours
+                if all(abs(a - b) <= 12 for a, b in zip(colour, bar, strict=True))
+            )
+    assert bar_pixels > 20
