@@ -59,6 +59,9 @@ class Command(BaseCommand):
                 user, _ = User.objects.get_or_create(username=username)
                 chosen = password or secrets.token_urlsafe(9)
                 user.first_name = first_name
+                # An address, so the demo's alerts are e-mailed (under `make run`: files in
+                # data/mail/). example.org is reserved: nothing could ever reach a real inbox.
+                user.email = user.email or f"{username}@example.org"
                 user.set_password(chosen)
                 user.save()
                 OrganisationMembership.objects.update_or_create(
