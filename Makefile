@@ -27,6 +27,12 @@ export DEBUG
 
 install: .venv/.synced
 
+# Collected again only when a static file or the installed packages change (a second `make run`
+# starts without it). gzip only under DEBUG: clara/storage.py.
+staticfiles/.collected: .venv/.synced $(shell find static -type f)
+	STATIC_COLLECTED=1 $(PY) manage.py collectstatic --noinput --verbosity 0
+	touch $@
+
 # One process prepares everything (migrate, recovery log, the demo with its summaries, facts,
 # trends and alerts computed, the logins and a new API key: `manage.py prepare_run`), printing the
 # logins and the key last; then web, worker and scheduler start together (Procfile.dev). Ctrl-C
@@ -36,8 +42,7 @@ install: .venv/.synced
 # --env /dev/null: settings come from the environment only, as for prepare_run. Unbuffered, so
 # each line shows when it happens, even through a pipe.
 run: export PYTHONUNBUFFERED = 1
-run: install
-	STATIC_COLLECTED=1 $(PY) manage.py collectstatic --noinput --verbosity 0
+run: install staticfiles/.collected
 	$(PY) manage.py prepare_run
 	$(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
 		start --env /dev/null --procfile Procfile.dev --port $(PORT)

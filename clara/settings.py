@@ -212,6 +212,9 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
+# Collected files are also brotli-compressed (beside gzip) in production; under DEBUG gzip only,
+# so `make run` collects in seconds (clara/storage.py).
+STATIC_BROTLI = env_bool("STATIC_BROTLI", not DEBUG)
 WHITENOISE_USE_FINDERS = not STATIC_COLLECTED
 # Collected files are read once at start, so hashed names get their year-long Cache-Control.
 WHITENOISE_AUTOREFRESH = DEBUG and not STATIC_COLLECTED
