@@ -114,7 +114,7 @@ def _vector_hits(tables: dict, vectors: list[bytes]) -> list[str]:
     ]
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_a_database_copy_after_a_realistic_run_holds_no_sentence_name_key_or_vector():
     run = _realistic_run()
     tables = run["tables"]
