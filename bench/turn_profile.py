@@ -4,7 +4,7 @@ Django's whole request stack (middleware, API-key check, rate limit, ninja, JSON
 
     .venv/bin/python bench/turn_profile.py                 # 10k messages (built by memory_bench)
     .venv/bin/python bench/turn_profile.py --size 1000000 --calls 300
-    CLARA_BENCH_DIR=/work/perfdata .venv/bin/python bench/turn_profile.py --profile
+    CLARA_BENCH_DIR=../bench-data .venv/bin/python bench/turn_profile.py --profile
 
 It reuses memory_bench.py's pristine database of the size (build it with memory_bench.py first),
 on a copy of its own (`profile-<size>.sqlite3`), with the production settings that memory_bench's

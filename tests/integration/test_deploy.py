@@ -12,8 +12,6 @@ PostgreSQL; Redis is required (CI starts it).
 import os
 import random
 import signal
-import socket
-import subprocess
 import time
 import uuid
 from collections import defaultdict
@@ -27,6 +25,7 @@ from django.db import connection
 
 from memory.conversations import services
 from memory.models import ChatMessage, RollingSummary, Session
+from tests.support.processes import database_url, free_port, procfile, start
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("CLARA_TEST_DEPLOY_REDIS_URL", "redis://127.0.0.1:6379/11")
@@ -38,15 +37,6 @@ START_TIMEOUT = 90
 JOBS_TIMEOUT = 60
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
-        return f"sqlite:///{db['NAME']}"
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    host = db["HOST"] or "127.0.0.1"
-    return f"postgres://{db['USER']}{password}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def _redis_or_skip() -> None:
@@ -61,36 +51,11 @@ def _redis_or_skip() -> None:
         pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _procfile() -> dict[str, str]:
-    lines = (ROOT / "Procfile").read_text().splitlines()
-    entries = [line.split(":", 1) for line in lines if line and not line.startswith("#")]
-    return {name.strip(): command.strip() for name, command in entries}
-
-
-def _start(command: str, env: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "w") as out:
-        # Own process group: gunicorn's workers and Celery's pool go down with their parent.
-        return subprocess.Popen(
-            ["sh", "-c", command],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
 @pytest.fixture
 def deployment(tmp_path):
     """Start web (3 gunicorn workers) and two Celery workers; yield the base URL."""
     _redis_or_skip()
-    port = _free_port()
+    port = free_port()
     queue = f"clara-test-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
@@ -98,7 +63,7 @@ def deployment(tmp_path):
         "DEBUG": "0",
         "SECRET_KEY": "deploy-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
         "ALLOWED_HOSTS": "127.0.0.1",
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": REDIS_URL,
         # A queue of this run's own: another run on the same Redis never takes these tasks.
         "CELERY_QUEUE": queue,
@@ -116,12 +81,12 @@ def deployment(tmp_path):
         "CELERY_CONCURRENCY": "1",
         "PYTHONUNBUFFERED": "1",
     }
-    procfile = _procfile()
+    commands = procfile()
     worker_flags = "--without-mingle --without-gossip --without-heartbeat"
     processes = [
-        _start(procfile["web"], env, tmp_path / "web.log"),
+        start(commands["web"], env, tmp_path / "web.log"),
         *(
-            _start(f"{procfile['worker']} -n w{n}-{queue}@%h {worker_flags}", env, log)
+            start(f"{commands['worker']} -n w{n}-{queue}@%h {worker_flags}", env, log)
             for n, log in ((1, tmp_path / "worker1.log"), (2, tmp_path / "worker2.log"))
         ),
     ]

@@ -23,8 +23,6 @@ machine's database by design.
 
 import os
 import signal
-import socket
-import subprocess
 import threading
 import time
 import uuid
@@ -46,6 +44,7 @@ from memory.conversations.models import Person
 from memory.facts.models import Memory
 from memory.insights.models import Alert
 from memory.models import ChatMessage, Session
+from tests.support.processes import database_url, free_port, procfile, start
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = 6  # each with its own person, all at once
@@ -58,13 +57,6 @@ JOBS_TIMEOUT = 60
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 
 CALM = {"emotion": "calm", "confidence": 0.7, "distress_score": 0.1, "trajectory": "stable"}
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    host = db["HOST"] or "127.0.0.1"
-    return f"postgres://{db['USER']}{password}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def _redis_url_or_skip() -> str:
@@ -82,31 +74,6 @@ def _redis_url_or_skip() -> str:
     return url
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _procfile() -> dict[str, str]:
-    lines = (ROOT / "Procfile").read_text().splitlines()
-    entries = [line.split(":", 1) for line in lines if line and not line.startswith("#")]
-    return {name.strip(): command.strip() for name, command in entries}
-
-
-def _start(command: str, env: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "w") as out:
-        # Own process group: gunicorn's workers and Celery's pool go down with their parent.
-        return subprocess.Popen(
-            ["sh", "-c", command],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
 @pytest.fixture
 def cluster(tmp_path):
     """Two web instances and two workers on the test database and one Redis; yields the URLs."""
@@ -120,7 +87,7 @@ def cluster(tmp_path):
         "DEBUG": "0",
         "SECRET_KEY": "cluster-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
         "ALLOWED_HOSTS": "127.0.0.1",
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": redis_url,
         # A queue of this run's own: another run on the same Redis never takes these tasks.
         "CELERY_QUEUE": queue,
@@ -134,24 +101,24 @@ def cluster(tmp_path):
         "CELERY_CONCURRENCY": "1",
         "PYTHONUNBUFFERED": "1",
     }
-    procfile = _procfile()
+    commands = procfile()
     worker_flags = "--without-mingle --without-gossip --without-heartbeat"
     processes, logs, bases = [], [], []
     for n in (1, 2):
-        port = _free_port()
+        port = free_port()
         # Each machine has its own disk: its own data folder and recovery log.
         data = tmp_path / f"web{n}"
         env = {**base_env, "PORT": str(port), "CLARA_DATA_DIR": str(data)}
         env["CLARA_RECOVERY_LOG"] = str(data / "recovery.jsonl")
         logs.append(tmp_path / f"web{n}.log")
-        processes.append(_start(procfile["web"], env, logs[-1]))
+        processes.append(start(commands["web"], env, logs[-1]))
         bases.append(f"http://127.0.0.1:{port}")
     for n in (1, 2):
         env = {**base_env, "CLARA_DATA_DIR": str(tmp_path / f"worker{n}")}
         logs.append(tmp_path / f"worker{n}.log")
         # The shared queue, and one of the worker's own, so the test can hand each worker a task.
-        command = f"{procfile['worker']} -n w{n}-{queue}@%h -Q {queue},{queue}-w{n} {worker_flags}"
-        processes.append(_start(command, env, logs[-1]))
+        command = f"{commands['worker']} -n w{n}-{queue}@%h -Q {queue},{queue}-w{n} {worker_flags}"
+        processes.append(start(command, env, logs[-1]))
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:

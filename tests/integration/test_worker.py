@@ -20,21 +20,13 @@ from django.utils import timezone
 from memory.conversations import services
 from memory.core.crypto import generate_key as crypto_generate_key
 from memory.models import Session
+from tests.support.processes import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_TEST_URL = os.environ.get("CLARA_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 RESULT_TIMEOUT = 30
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
-        return f"sqlite:///{db['NAME']}"
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    host = db["HOST"] or "127.0.0.1"
-    return f"postgres://{db['USER']}{password}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def _redis_or_skip() -> None:
@@ -53,7 +45,7 @@ def _redis_or_skip() -> None:
 def _client_app(broker: str, tmp: Path) -> tuple[Celery, dict[str, str]]:
     """A client app for `broker`, and the environment that points a worker at the same one."""
     env = {**os.environ, "DEBUG": "1", "CLARA_DATA_DIR": str(tmp)}
-    env["DATABASE_URL"] = _database_url()
+    env["DATABASE_URL"] = database_url()
     env["CLARA_RECOVERY_LOG"] = str(settings.CLARA_RECOVERY_LOG)
     client = Celery("clara-test-client")
     common = {"task_serializer": "json", "accept_content": ["json"], "result_serializer": "json"}
