@@ -6,7 +6,8 @@ question type) or when the two mean the same (`meaning.is_repeat`; opposites suc
 go home" / "I don't want to go home" are never repeats).
 
 What it costs on a turn (docs/benchmarks.md):
-- the current message is analysed once: one MiniLM forward pass (`meaning.analyse`), kept in a
+- the current message is analysed once: one MiniLM forward pass (`meaning.analyse`, with the
+  repeat check's ONNX Runtime int8 runner, `meaning.repeat_embedder()`), kept in a
   per-process LRU keyed by a keyed hash of the redacted text (`meaning_of`), so the exchange
   write that follows the /context call in the same process reuses it;
 - the earlier messages' meanings come from their repetition records, read with the fingerprints
@@ -96,13 +97,18 @@ def clear_caches() -> None:
 
 
 def _embedder():
+    """The repeat check's own runner (`meaning.repeat_embedder()`: ONNX Runtime int8 unless
+    settings.CLARA_REPEAT_EMBEDDER says otherwise), the one the detector was fitted and measured
+    with; long-term memory search keeps `get_embedder()`. None when semantic repeats are off, or
+    when CLARA_EMBEDDER names the "hashing" stand-in (no model: meanings are not analysed)."""
     if not settings.CLARA_SEMANTIC_REPEATS:
         return None
     from memory.core.embeddings import get_embedder
 
-    embedder = get_embedder()
     # The "hashing" stand-in has no token states: it cannot tell meanings apart.
-    return embedder if hasattr(embedder, "encode_with_tokens") else None
+    if not hasattr(get_embedder(), "encode_with_tokens"):
+        return None
+    return meaning_rule.repeat_embedder()
 
 
 def meaning_of(message: str) -> MessageMeaning | None:

@@ -446,9 +446,10 @@ def test_without_onnxruntime_the_check_falls_back_to_numpy(settings, monkeypatch
 
 
 def test_the_detector_holds_its_held_out_figures():
-    """bench/repetition_eval.py --quick in-process (~15 s): a floor under today's held-out
-    figures (precision 0.91, recall 0.71), so a change that loses ground fails. The issue's
-    target (recall 0.85 at precision 0.9) is not met yet, so this is not its --check."""
+    """bench/repetition_eval.py --quick in-process (~20 s): a floor under today's held-out
+    figures (precision 0.88, recall 0.68 since batch 3's hard negatives), so a change that loses
+    ground fails. The issue's target (recall 0.85 at precision 0.9) is not met yet, so this is
+    not its --check."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import repetition_eval as ev
@@ -459,5 +460,5 @@ def test_the_detector_holds_its_held_out_figures():
     comparisons = ev.analyse_all(held_out)
     predicted = [ev.meaning_rule(r, comparisons[r["id"]], meaning.DEFAULT) for r in held_out]
     precision, recall, *_ = ev.prf(predicted, [r["label"] for r in held_out])
-    assert len(held_out) == 295
-    assert precision >= 0.88 and recall >= 0.68, (precision, recall)
+    assert len(held_out) == 370
+    assert precision >= 0.87 and recall >= 0.66, (precision, recall)

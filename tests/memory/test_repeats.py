@@ -218,6 +218,26 @@ def test_an_embedder_that_cannot_analyse_leaves_the_fingerprint_rule(settings):
     assert raw_meanings() == [None]
 
 
+def test_the_turn_analyses_with_the_repeat_check_s_own_runner(monkeypatch, settings):
+    # The detector was fitted and its cost measured with `meaning.repeat_embedder()` (ONNX
+    # Runtime int8 by default), not with long-term memory search's numpy embedder.
+    settings.CLARA_REPEAT_EMBEDDER = "onnx-int8"
+    used = []
+    real = meaning.analyse
+
+    def recording(message, **kwargs):
+        used.append(kwargs.get("embedder"))
+        return real(message, **kwargs)
+
+    monkeypatch.setattr(meaning, "analyse", recording)
+    session_id = uuid.uuid4()
+    talk(session_id, COAT)
+    selectors.memory_query(session_id=session_id, message=JACKET)
+
+    assert used and all(e is meaning.repeat_embedder() for e in used)
+    assert type(used[0]).__name__ == "OnnxMiniLM"
+
+
 def test_a_failed_analysis_still_stores_the_exchange(monkeypatch):
     def broken(message, **kwargs):
         raise RuntimeError("model files missing")
