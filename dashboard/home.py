@@ -22,6 +22,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
@@ -57,6 +58,7 @@ class ShiftRow:
     peak_at: datetime | None = None
     alert_headline: str = ""
     alert_at: datetime | None = None
+    url: str = ""  # the person page (reversed once for all rows: 200 reverses cost ~10 ms)
 
     @property
     def upset_now(self) -> bool:
@@ -64,12 +66,12 @@ class ShiftRow:
 
     @property
     def upset_words(self) -> str:
-        """'Upset, mostly anxious', in Clara's words (no quotation, no score)."""
+        """'Upset · mostly anxious', in Clara's words (no quotation, no score)."""
         if self.peak is None:
             return ""
         upset = words.upset_words(self.peak)
         felt = words.feeling(self.feeling)
-        return upset.capitalize() if felt == upset else f"{upset.capitalize()}, mostly {felt}"
+        return upset.capitalize() if felt == upset else f"{upset.capitalize()} · mostly {felt}"
 
     @property
     def level(self) -> str:
@@ -133,6 +135,8 @@ def shift_rows(*, user, now: datetime, sort: str = "upset") -> list[ShiftRow]:
         .values("person_id", "kind", "detail", "created_at")
     ):
         latest_alert.setdefault(row["person_id"], row)
+    placeholder = uuid.UUID(int=0)
+    person_url = reverse("dashboard:person", args=[placeholder])
     rows = []
     for m in memberships:
         person = m.person
@@ -159,6 +163,7 @@ def shift_rows(*, user, now: datetime, sort: str = "upset") -> list[ShiftRow]:
                 if alert
                 else "",
                 alert_at=alert["created_at"] if alert else None,
+                url=person_url.replace(str(placeholder), str(person.id)),
             )
         )
     return _sort_keys(rows, sort)

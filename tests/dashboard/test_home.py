@@ -47,7 +47,7 @@ def test_who_is_upset_now_in_claras_words_without_their_sentences(person, alice,
     assert response.status_code == 200
     content = response.content.decode()
     # Peggy: 0.9 (frightened) two hours ago, mostly anxious; Arthur: nothing read.
-    assert "Very upset, mostly anxious" in content
+    assert "Very upset · mostly anxious" in content
     assert "No feelings read in the last 3 hours" in content
     assert "1 upset in the last 3 hours" in content
     # Not even for a member with the transcript right: a shift overview quotes no one.
