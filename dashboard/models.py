@@ -72,6 +72,10 @@ class AuditAction(models.TextChoices):
     VIEW_TEAM = "view_team", "read the care team"
     VIEW_PROFILE = "view_profile", "read the profile"
     VIEW_MEMORIES = "view_memories", "read what Clara remembers"
+    VIEW_NOTES = "view_notes", "read the caregivers' notes"
+    ADD_NOTE = "add_note", "wrote a note for the care team"
+    # The shift's home view: one row per organisation shown (person empty), not per person.
+    VIEW_HOME = "view_home", "read the shift's overview of everyone"
     EXPORT_JSON = "export_json", "downloaded everything (JSON)"
     EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
     REPORT_PDF = "report_pdf", "downloaded the clinician report (PDF)"
@@ -186,3 +190,6 @@ from dashboard.alerting.models import (  # noqa: E402, F401
     AlertStep,
     DigestSent,
 )
+
+# Notes between caregivers on a person (dashboard/notes/models.py), registered with this app.
+from dashboard.notes.models import CaregiverNote  # noqa: E402, F401

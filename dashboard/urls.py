@@ -3,8 +3,9 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import two_factor, views
+from dashboard import home, two_factor, views
 from dashboard.alerting import views as alerting_views
+from dashboard.notes import views as notes_views
 
 app_name = "dashboard"
 
@@ -22,6 +23,7 @@ urlpatterns = [
     path("account/two-factor/", two_factor.verify, name="two_factor"),
     path("account/two-factor/setup/", two_factor.setup, name="two_factor_setup"),
     path("", views.people, name="people"),
+    path("home/", home.home, name="home"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
     path(person, views.person, name="person"),
     path(f"{person}emotions/", views.person_emotions, name="person_emotions"),
@@ -41,6 +43,7 @@ urlpatterns = [
     path(f"{person}report.pdf", alerting_views.clinician_report, name="clinician_report"),
     path(f"{person}alerts/mine/", alerting_views.alert_routing, name="alert_routing"),
     path("alerts/ack/<str:token>/", alerting_views.alert_ack, name="alert_ack"),
+    path(f"{person}notes/", notes_views.person_notes, name="person_notes"),
     path(f"{person}team/", views.team, name="team"),
     path(f"{person}team/add/", views.team_add, name="team_add"),
     path(f"{person}team/<int:membership_id>/", views.team_member, name="team_member"),

@@ -40,6 +40,7 @@ from dashboard.forms import (
     TopicsForm,
 )
 from dashboard.models import AuditAction, CareRole
+from dashboard.notes import services as notes_services
 from memory import privacy
 from memory.conversations.repetition import CHRONIC_AT
 from memory.core.errors import DomainError
@@ -768,6 +769,7 @@ def export_json(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         request.user, person_id, need=Need.EXPORT_ALL, action=AuditAction.EXPORT_JSON
     )
     data = privacy.person_export(access.person.id)
+    data.update(notes_services.export_rows(access.person.id))  # the caregivers' notes
     return _download(
         json.dumps(data, ensure_ascii=False, indent=2, default=str),
         filename=f"clara-{access.person.id}.json",

@@ -41,6 +41,8 @@ ROUTES = {
     "session_transcript": ("get", TRANSCRIPTS),
     "alert_status": ("post", VIEW),
     "alert_note": ("post", VIEW),
+    "person_notes": ("get", VIEW),
+    "person_notes:post": ("post", VIEW),  # family write notes too (for the whole team)
     "alert_routing": ("get", VIEW),
     "clinician_report": ("get", ADMIN),
     "alert_routing:post": ("post", VIEW),
@@ -67,6 +69,7 @@ PUBLIC_OR_OWN = {
     "two_factor",
     "two_factor_setup",
     "people",
+    "home",  # everyone the login may see; tests/dashboard/test_home.py
     "organisation_audit",
     "alert_ack",
 }
@@ -88,6 +91,8 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
     elif name == "alert_note":
         args.append(alert.id)
         data = {"note": "Called her daughter, she is fine"}
+    elif name == "person_notes" and method == "post":
+        data = {"text": "Slept badly, ask about the garden", "visibility": "team"}
     elif name == "team_add":
         dave = get_user_model().objects.filter(username="dave").first() or login("dave")
         OrganisationMembership.objects.get_or_create(user=dave, organisation=person.organisation)
@@ -344,6 +349,16 @@ def test_a_login_of_another_organisation_sees_no_one_of_this_one(objects, olga, 
     content = client_for(olga).get(reverse("dashboard:people")).content
     assert b"Ivy" in content
     assert b"Peggy" not in content and b"Nana" not in content
+
+
+def test_the_shift_view_of_another_organisation_shows_no_one_of_this_one(objects, olga, person_b):
+    CareTeamMembership.objects.create(user=olga, person=person_b, role=CareRole.FAMILY)
+    for headers in ({}, {"HX-Request": "true"}):
+        response = client_for(olga).get(reverse("dashboard:home"), headers=headers)
+        assert response.status_code == 200
+        assert b"Ivy" in response.content
+        assert b"Peggy" not in response.content and b"Nana" not in response.content
+        assert str(objects["person"].id).encode() not in response.content
 
 
 @pytest.mark.parametrize("name", sorted(ROUTES))

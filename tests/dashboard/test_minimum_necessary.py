@@ -29,6 +29,11 @@ pytestmark = pytest.mark.django_db
 # name -> the GET urls to render (a page with htmx partials is rendered both ways below).
 PAGES = {
     "people": lambda o: [reverse("dashboard:people")],
+    "home": lambda o: [
+        reverse("dashboard:home") + f"?sort={sort}"
+        for sort in ("upset", "name", "last_talk", "alerts")
+    ],
+    "person_notes": lambda o: [_p("person_notes", o)],
     "organisation_audit": lambda o: [
         reverse("dashboard:organisation_audit", args=[o["person"].organisation.slug])
     ],

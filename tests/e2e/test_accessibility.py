@@ -92,6 +92,8 @@ def pages_of(peggy, slug):  # noqa: F811
     base = f"/people/{peggy.id}/"
     return {
         "people": "/",
+        "home": "/home/?sort=name",
+        "notes": f"{base}notes/",
         "person": base,
         "emotions": f"{base}emotions/?days=90",
         "patterns": f"{base}patterns/",

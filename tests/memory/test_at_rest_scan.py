@@ -17,12 +17,15 @@ from django.core.management import call_command
 from django.db import connection
 
 from dashboard import services as dashboard_services
+from dashboard.models import CareRole, CareTeamMembership
+from dashboard.notes import services as notes_services
 from memory import demo
 from memory.models import ChatMessage, Memory, Person
 
 PEOPLE, DAYS, SEED = 2, 3, 7
 CAREGIVER_NAME, CAREGIVER_RELATION = "Rosalind Featherstonehaugh", "goddaughter from Tobermory"
 ROUTINE = "Walks the terrier along Quillfeather Lane at nine"
+CAREGIVER_NOTE = "Asked twice for Marguerite Pennywhistle after tea, settled with the photos"
 
 
 def _every_value() -> dict[str, tuple[str, bytes]]:
@@ -64,6 +67,11 @@ def _realistic_run() -> dict:
         person=person, name=CAREGIVER_NAME, relation=CAREGIVER_RELATION, note="", user=user
     )
     dashboard_services.routine_add(person=person, routine=ROUTINE, user=user)
+    # A note between caregivers (dashboard/notes): the caregivers' words about the person.
+    membership = CareTeamMembership.objects.create(user=user, person=person, role=CareRole.STAFF)
+    notes_services.note_add(
+        person=person, membership=membership, text=CAREGIVER_NOTE, visibility="staff"
+    )
 
     sentences = {e.person_message for s in plan.sessions for e in s.exchanges}
     sentences |= set(
@@ -126,7 +134,8 @@ def test_a_database_copy_after_a_realistic_run_holds_no_sentence_name_key_or_vec
     assert any("person:" in key for key in run["keys"])
     assert sum(len(text) + len(blob) for text, blob in tables.values()) > 100_000
 
-    said = run["sentences"] | run["sources"] | {ROUTINE, CAREGIVER_RELATION}
+    assert "caregiver_notes" in tables  # the notes between caregivers are scanned too
+    said = run["sentences"] | run["sources"] | {ROUTINE, CAREGIVER_RELATION, CAREGIVER_NOTE}
     assert _hits(tables, said) == []
     assert _hits(tables, run["names"], whole_word=True) == []
     assert _hits(tables, run["keys"]) == []
