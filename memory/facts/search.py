@@ -367,6 +367,18 @@ class _ScopeCopy:
 
     def _build(self, records: list[tuple], loaded: dict[int, Memory]) -> None:
         n = len(records)
+        # Rows grouped by (confirmed first, type), in their order within a group: the common
+        # filters (confirmed facts only, a few types) then select whole blocks, and the matrix
+        # product reads only those rows (_ScopeCopy.spans).
+        order = sorted(range(n), key=lambda i: (not records[i][4], records[i][2]))
+        records = [records[i] for i in order]
+        slot_of = {old: new for new, old in enumerate(order)}
+        loaded = {slot_of[old]: memory for old, memory in loaded.items()}
+        self.blocks: dict[tuple[bool, int], tuple[int, int]] = {}
+        for i, r in enumerate(records):
+            lo, _ = self.blocks.get((r[4], r[2]), (i, i))
+            self.blocks[(r[4], r[2])] = (lo, i + 1)
+        self.base = n
         self.n, self.retired = n, 0
         self.memories = _Rows(self, loaded)
         self.ids = [r[0] for r in records]
@@ -430,6 +442,27 @@ class _ScopeCopy:
                 self.by_entity[ref].append(i)
         self.keyword = _Keywords(self.tokens)
         self._views()
+
+    def spans(self, type_codes: frozenset[int] | None, confirmed: bool | None) -> list:
+        """The slot ranges whose rows can pass these filters (whole blocks of the built rows,
+        then every row patched in since), adjacent ones merged."""
+        if type_codes is None and confirmed is None:
+            return [(0, self.n)]
+        picked = sorted(
+            span
+            for (is_confirmed, code), span in self.blocks.items()
+            if (confirmed is None or is_confirmed == confirmed)
+            and (type_codes is None or code in type_codes)
+        )
+        if self.n > self.base:
+            picked.append((self.base, self.n))
+        merged: list[tuple[int, int]] = []
+        for lo, hi in picked:
+            if merged and merged[-1][1] == lo:
+                merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        return merged
 
     def _persona_code(self, persona: str | None) -> int:
         if persona is None:
@@ -814,8 +847,16 @@ def _search_copy(
         # One BLAS thread: a matrix-vector product is memory-bound, and on a loaded 2-core
         # machine OpenBLAS's spinning helper threads made it several times slower (10k memories:
         # p50 22 ms with them, 3 ms without; bench/search_bench.py).
+        query_vector = query_vector.astype(np.float32)
+        spans = copy.spans(frozenset(_TYPE_CODES[t] for t in types) if types else None, confirmed)
         with blas_threads(1):
-            similarity = copy.vectors @ query_vector.astype(np.float32)
+            if spans == [(0, copy.n)]:
+                similarity = copy.vectors @ query_vector
+            else:
+                # Only the rows the filters can keep; the others are masked out below.
+                similarity = np.zeros(copy.n, np.float32)
+                for lo, hi in spans:
+                    np.matmul(copy.vectors[lo:hi], query_vector, out=similarity[lo:hi])
     else:
         similarity = np.zeros(len(copy.memories), np.float32)
     words = copy.keyword.scores(retrieval.tokenize(query)) if query else None
