@@ -6,6 +6,11 @@ first reads the scope's generation (one indexed row); when another process has w
 the copy catches up by reading only the rows whose revision is newer, or reloads after a
 deletion. Searching 10k memories is then a matrix-vector product and a few masks.
 
+A copy holds what ranking needs (vectors, filter columns, keyword tokens, entity refs), read from
+those columns alone; the full Memory of a row is read when a search returns it (or filters on its
+metadata), and kept. Rows are grouped by (confirmed, type) so the common filters multiply only
+their blocks.
+
 Ranking, for the candidates that pass the filters:
   relevance = SIMILARITY_WEIGHT * cosine + KEYWORD_WEIGHT * keyword score (BM25, scaled to 0..1)
   score     = RELEVANCE_SHARE * relevance + recency (14-day half-life) + frequency (how many of
@@ -107,10 +112,12 @@ class _Keywords:
         return out
 
 
-# Bytes a row costs beyond its vector and columns (its id, tokens, entity refs, index postings,
-# and the share of rows whose Memory a search has loaded): see bench/search_memory.py and
-# docs/benchmarks.md for the measured figure this estimate follows.
+# Bytes a row costs beyond its vector (its id, columns, tokens, entity refs, index postings, and
+# the Memory of rows a search returned): resident memory grew 2.8 KB a memory at 1,000 scopes of
+# 50, 1.5 KB of it the vector (bench/search_memory.py, docs/benchmarks.md).
 ROW_BYTES = 1_200
+# A Memory object read for a search (its decrypted strings and dicts).
+MEMORY_BYTES = 4_000
 
 
 def _record(m: Memory) -> tuple:
@@ -281,7 +288,7 @@ class _ScopeCopy:
         self.epoch = None
         self.lock = threading.Lock()
         self.n = 0
-        self.nbytes = 0
+        self._nbytes = 0
         self.memories = _Rows(self)
         self.ids: list[uuid.UUID] = []
         self.tokens: list[list[str]] = []
@@ -321,7 +328,13 @@ class _ScopeCopy:
                 self._rebuild()
         self._reload = False
         self._pending = {}
-        self.nbytes = int(self._vectors.nbytes) + self.n * ROW_BYTES
+        self._nbytes = int(self._vectors.nbytes) + self.n * ROW_BYTES
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes held: the arrays and per-row data, and the Memory objects read so
+        far (a scope searched for long may come to hold many of them)."""
+        return self._nbytes + len(self.memories.loaded) * MEMORY_BYTES
 
     def _rebuild(self) -> None:
         """Live slots in their order (a changed row where its old version was, as a fresh load
