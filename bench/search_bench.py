@@ -5,6 +5,8 @@
     .venv/bin/python bench/search_bench.py                   # 1k, 10k, 100k memories per person
     .venv/bin/python bench/search_bench.py --quick           # 1k and 10k, 50 queries, < 3 minutes
     .venv/bin/python bench/search_bench.py --stores clara-sqlite,langgraph-sqlite --sizes 10000
+    .venv/bin/python bench/search_bench.py --quick --baseline d2f1391 --rounds 2   # before/after
+    .venv/bin/python bench/search_bench.py --first-search --baseline d2f1391  # 100k, first search
 
 Stores, each measured in its own child process (one store's memory never slows another's, and
 Django's settings read DATABASE_URL once per process):
@@ -62,7 +64,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DIR = ROOT / "data" / "bench"
+# Databases, caches and the peers' stores (100k memories: ~0.5 GB); CLARA_BENCH_DIR moves them.
+BENCH_DIR = Path(os.environ.get("CLARA_BENCH_DIR") or ROOT / "data" / "bench")
 RESULTS_DIR = ROOT / "bench" / "results"
 VECTOR_CACHE = BENCH_DIR / "search-vectors.npz"
 PG_SERVER = "postgres://postgres@127.0.0.1:5432/"
@@ -77,9 +80,9 @@ SEED = 20261122
 JITTER = 0.01
 SPAN_DAYS = 60
 
-# Targets from the issue (item 7a).
+# Targets from issue 19, item 3 (issue 4's item 7a asked for 15×).
 TARGET_P50_MS_10K = 2.0
-TARGET_RATIO = 15.0
+TARGET_RATIO = 25.0
 
 # Clara's filters, alternating query by query: the agent tool's type filter, and the per-turn
 # rule "confirmed facts only, this persona's or global".
@@ -370,9 +373,10 @@ def clara_measure(args, vendor: str) -> dict:
             cursor.execute("ANALYZE")
 
     queries = list(zip(corpus.questions, corpus.query_vectors, strict=True))
-    for size in args.sizes:
+
+    def measure_size(size: int, search, name: str) -> dict:
         prefix = store.person_namespace(uuid.UUID(people[size]))
-        row = out["sizes"][size]
+        row: dict = {}
 
         def search_call(q: int, prefix=prefix):
             text, vector = queries[q % len(queries)]
@@ -386,14 +390,17 @@ def clara_measure(args, vendor: str) -> dict:
             )
 
         # Cold: the first search of the scope in this process builds its copy from the database.
-        cold = []
+        cold, cold_cpu = [], []
         for r in range(args.cold_repeats):
             search.clear_cache()
             gc.collect()
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             search_call(r)()
             cold.append((time.perf_counter() - began) * 1000)
+            cold_cpu.append((time.process_time() - began_cpu) * 1000)
         row["cold_ms"] = [round(c, 1) for c in cold]
+        row["cold_cpu_ms"] = [round(c, 1) for c in cold_cpu]
+        row["cold_load"] = loadavg()
         # Where a cold build goes: reading the rows (ORM objects, keyword tokens), then the
         # arrays, of which the BM25 index (rebuilt whole after any write, too).
         scope = store.SEP.join(prefix[:2])
@@ -406,7 +413,12 @@ def clara_measure(args, vendor: str) -> dict:
         read = time.perf_counter()
         probe.arrays()
         built = time.perf_counter()
-        search.retrieval.BM25Index([search.retrieval.tokenize(m.content) for m in probe.memories])
+        if hasattr(probe, "tokens"):  # the copy keeps its rows' tokens, not the rows
+            search.retrieval.BM25Index(probe.tokens)
+        else:
+            search.retrieval.BM25Index(
+                [search.retrieval.tokenize(m.content) for m in probe.memories]
+            )
         bm25 = time.perf_counter()
         row["cold_split_ms"] = {
             "read_rows": round((read - began) * 1000, 1),
@@ -414,6 +426,9 @@ def clara_measure(args, vendor: str) -> dict:
             "of_which_bm25": round((bm25 - built) * 1000, 1),
         }
         del probe
+        if args.first_search:
+            search.clear_cache()
+            return row
         # Warm: every query once unmeasured, then measured.
         for q in range(len(queries)):
             search_call(q)()
@@ -464,7 +479,7 @@ def clara_measure(args, vendor: str) -> dict:
             after.append((time.perf_counter() - began) * 1000)
         row["after_write_ms"] = round(percentile(after, 50), 2)
 
-        if args.profile:
+        if args.profile and name == "current":
             profiler = cProfile.Profile()
             calls = [search_call(q) for q in range(len(queries))]
             profiler.enable()
@@ -478,11 +493,50 @@ def clara_measure(args, vendor: str) -> dict:
         log(
             f"clara-{vendor} {size:,}: p50 {row['warm']['p50']:.3f} ms, p95 "
             f"{row['warm']['p95']:.3f} ms, cold {row['cold_ms']} ms, after a write "
-            f"{row['after_write_ms']} ms, floor {row['floor']['p50']:.3f} ms"
+            f"{row['after_write_ms']} ms, floor {row['floor']['p50']:.3f} ms [{name}]"
         )
         search.clear_cache()
         gc.collect()
+        return row
+
+    # The current search module, and with --baseline the one of an earlier commit, alternated
+    # round by round on the same database (before/after in one run, under the same load).
+    impls = [("current", search)]
+    if args.baseline:
+        impls.append((args.baseline, baseline_search(args.baseline)))
+    out["rounds"] = []
+    for round_ in range(args.rounds):
+        for name, module in impls:
+            for size in args.sizes:
+                row = measure_size(size, module, name)
+                out["rounds"].append({"round": round_ + 1, "impl": name, "size": size, **row})
+                log(
+                    f"clara-{vendor} {size:,} [{name}, round {round_ + 1}]: first search "
+                    f"{row['cold_ms']} ms (CPU {row['cold_cpu_ms']} ms, load {row['cold_load']})"
+                )
+                if name == "current":
+                    out["sizes"][size].update(row)
     return out
+
+
+def baseline_search(rev: str):
+    """`memory/facts/search.py` as it was at git revision `rev`, loaded as a module of its own
+    (with its own copies), so one run can alternate before and after on the same database."""
+    import types
+
+    source = subprocess.run(
+        ["git", "show", f"{rev}:memory/facts/search.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    name = "memory.facts._search_baseline"
+    module = types.ModuleType(name)
+    module.__file__ = f"{rev}:memory/facts/search.py"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
 
 
 # --- peers ------------------------------------------------------------------------------------
@@ -685,6 +739,11 @@ def run_child(args, store_name: str) -> dict:
     ]
     if args.profile:
         command.append("--profile")
+    if args.baseline:
+        command += ["--baseline", args.baseline]
+    if args.first_search:
+        command.append("--first-search")
+    command += ["--rounds", str(args.rounds)]
     log(f"{store_name}: starting")
     began = time.perf_counter()
     result = subprocess.run(command, cwd=ROOT)
@@ -828,7 +887,31 @@ def report(args, results: list[dict], meta: dict) -> str:
     if skipped:
         lines += ["", *skipped]
 
-    lines += ["", "Targets (issue 4, item 7a):"]
+    for name in ("clara-sqlite", "clara-postgres"):
+        rounds = by.get(name, {}).get("rounds") or []
+        if not rounds or not args.baseline:
+            continue
+        lines += [
+            "",
+            f"Before/after, alternated round by round in this run ({name[6:]}; current = the "
+            f"working tree, {args.baseline} = the baseline):",
+            "",
+            "| round | version | size | first search ms (CPU ms) | warm p50 ms (CPU) | "
+            "after a write ms | load |",
+            "|---:|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in rounds:
+            first = ", ".join(
+                f"{fmt(w)} ({fmt(c)})" for w, c in zip(r["cold_ms"], r["cold_cpu_ms"], strict=True)
+            )
+            warm = f"{fmt(r['warm']['p50'])} ({fmt(r['warm']['cpu_p50'])})" if "warm" in r else "—"
+            after = fmt(r["after_write_ms"]) if "after_write_ms" in r else "—"
+            lines.append(
+                f"| {r['round']} | {r['impl']} | {int(r['size']):,} | {first} | {warm} | {after} | "
+                f"{r['cold_load']} |"
+            )
+
+    lines += ["", "Targets (issue 19, item 3):"]
     t10 = by.get("clara-sqlite", {}).get("sizes", {}).get("10000", {}).get("warm")
     if t10:
         met = "met" if t10["p50"] <= TARGET_P50_MS_10K else "missed"
@@ -873,11 +956,28 @@ def main() -> None:
     parser.add_argument("--pg-server", default=PG_SERVER)
     parser.add_argument("--profile", action="store_true", help="cProfile Clara's warm searches")
     parser.add_argument("--quick", action="store_true", help="1k and 10k, 50 queries")
+    parser.add_argument(
+        "--baseline",
+        help="also time memory/facts/search.py of this git revision, alternating with the "
+        "current one round by round on the same data (Clara stores only)",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of current/baseline")
+    parser.add_argument(
+        "--first-search",
+        action="store_true",
+        help="time only Clara's first search of a scope (its copy built from the database); "
+        "sizes default to 100000 and the peers are left out",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     args.mem0_rate = None
+    if args.first_search:
+        if "--sizes" not in sys.argv:
+            args.sizes = [100_000]
+        if "--stores" not in sys.argv:
+            args.stores = "clara-sqlite"
     if args.quick:
         args.sizes = [s for s in args.sizes if s <= 10_000] or [1_000]
         args.queries = min(args.queries, 50)

@@ -3,6 +3,7 @@
 
     DEBUG=1 .venv/bin/python bench/search_memory.py                  # 1,000 people × 100 memories
     DEBUG=1 .venv/bin/python bench/search_memory.py --scopes 1000 --per-scope 100
+    DEBUG=1 .venv/bin/python bench/search_memory.py --per-scope 50 --baseline d2f1391  # an earlier search.py
 
 A new SQLite database in a temporary folder gets `--scopes` people with `--per-scope` memories
 each (random 384-d vectors, short sentences, written with bulk_create). One process then searches
@@ -38,6 +39,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scopes", type=int, default=1000)
     parser.add_argument("--per-scope", type=int, default=100)
+    parser.add_argument(
+        "--baseline",
+        help="measure memory/facts/search.py of this git revision instead of the working tree's",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="clara-search-memory-"))
     os.environ.setdefault("DEBUG", "1")
@@ -55,6 +60,11 @@ def main() -> None:
     from memory.facts import search, store
     from memory.models import Memory, Person
 
+    if args.baseline:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from search_bench import baseline_search
+
+        search = baseline_search(args.baseline)
     call_command("migrate", verbosity=0)
     rng = np.random.default_rng(7)
     now = datetime.now(UTC)
@@ -83,6 +93,9 @@ def main() -> None:
                 )
                 for i in range(args.per_scope)
             )
+    print(
+        f"search module: {args.baseline or 'working tree'}; load average {os.getloadavg()[0]:.1f}"
+    )
     print(
         f"loaded {args.scopes} × {args.per_scope} memories in {time.perf_counter() - began:.0f} s"
     )

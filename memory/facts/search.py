@@ -6,6 +6,11 @@ first reads the scope's generation (one indexed row); when another process has w
 the copy catches up by reading only the rows whose revision is newer, or reloads after a
 deletion. Searching 10k memories is then a matrix-vector product and a few masks.
 
+A copy holds what ranking needs (vectors, filter columns, keyword tokens, entity refs), read from
+those columns alone; the full Memory of a row is read when a search returns it (or filters on its
+metadata), and kept. Rows are grouped by (confirmed, type) so the common filters multiply only
+their blocks.
+
 Ranking, for the candidates that pass the filters:
   relevance = SIMILARITY_WEIGHT * cosine + KEYWORD_WEIGHT * keyword score (BM25, scaled to 0..1)
   score     = RELEVANCE_SHARE * relevance + recency (14-day half-life) + frequency (how many of
@@ -13,6 +18,7 @@ Ranking, for the candidates that pass the filters:
 `threshold` cuts on relevance, so a very important but unrelated fact never passes as a match.
 """
 
+import json
 import math
 import threading
 import uuid
@@ -106,16 +112,175 @@ class _Keywords:
         return out
 
 
-# Bytes a row costs beyond its vector (the Memory object, its strings and dicts, its
-# tokens, index postings): resident memory grew 6.5 KB a memory at 1,000 scopes of 50, of which
-# the vector and columns are ~1.7 KB (bench/search_memory.py, docs/benchmarks.md).
-ROW_BYTES = 4_800
+# Bytes a row costs beyond its vector (its id, columns, tokens, entity refs, index postings, and
+# the Memory of rows a search returned): resident memory grew 2.8 KB a memory at 1,000 scopes of
+# 50, 1.5 KB of it the vector (bench/search_memory.py, docs/benchmarks.md).
+ROW_BYTES = 1_200
+# A Memory object read for a search (its decrypted strings and dicts).
+MEMORY_BYTES = 4_000
+
+
+def _record(m: Memory) -> tuple:
+    return (
+        m.id,
+        m.namespace,
+        _TYPE_CODES.get(m.type, -1),
+        m.persona,
+        m.confirmed,
+        m.pinned,
+        m.importance,
+        m.use_count,
+        m.updated_at.timestamp(),
+        m.created_at.timestamp(),
+        m.expires_at.timestamp() if m.expires_at else math.inf,
+        m.embedding,
+        retrieval.tokenize(m.content),
+        tuple(m.entity_refs),
+    )
+
+
+def _load_records(scope: str) -> list[tuple]:
+    """A scope's live rows as records, reading only the columns ranking needs.
+
+    The encrypted columns are read as stored (no ORM object, no converter) and opened here with
+    the same keyring and the same row check as an ORM load: a value moved from another row
+    fails. The rest of a Memory (key, metadata, labels...) is read only for the rows a search
+    returns or filters on (_Rows)."""
+    from django.db.models import BinaryField, ExpressionWrapper, F, JSONField, TextField
+
+    from memory.core import crypto
+    from memory.core.fields import context_of
+
+    def raw(name, output):
+        return ExpressionWrapper(F(name), output_field=output)
+
+    fields = {f.name: f for f in Memory._meta.concrete_fields}
+    ctx_embedding = context_of(fields["embedding"])
+    ctx_content = context_of(fields["content"])
+    ctx_refs = context_of(fields["entity_refs"])
+    keyring = crypto.keyring()
+    decrypt_bytes = keyring.decrypt_bytes_bound
+    decrypt = keyring.decrypt_bound
+    rows = Memory.objects.filter(scope=scope, status=Memory.Status.ACTIVE).values_list(
+        "id",
+        "namespace",
+        "type",
+        "persona",
+        "confirmed",
+        "pinned",
+        "importance",
+        "use_count",
+        "updated_at",
+        "created_at",
+        "expires_at",
+        raw("embedding", BinaryField()),
+        raw("content", TextField()),
+        raw("entity_refs", JSONField()),
+    )
+    tokenize = retrieval.tokenize
+    codes = _TYPE_CODES
+    out = []
+    for (
+        id_,
+        namespace,
+        type_,
+        persona,
+        confirmed,
+        pinned,
+        importance,
+        use_count,
+        updated,
+        created,
+        expires,
+        embedding,
+        content,
+        refs,
+    ) in rows:
+        row = str(id_)
+        if embedding is not None:
+            embedding, bound = decrypt_bytes(bytes(embedding), context=ctx_embedding)
+            crypto.check_row(bound, row, context=ctx_embedding)
+        if content is not None:
+            content, bound = decrypt(content, context=ctx_content)
+            crypto.check_row(bound, row, context=ctx_content)
+        if crypto.is_encrypted(refs):
+            refs, bound = decrypt(refs, context=ctx_refs)
+            crypto.check_row(bound, row, context=ctx_refs)
+            refs = json.loads(refs)
+        out.append(
+            (
+                id_,
+                namespace,
+                codes.get(type_, -1),
+                persona,
+                confirmed,
+                pinned,
+                importance,
+                use_count,
+                updated.timestamp(),
+                created.timestamp(),
+                expires.timestamp() if expires else math.inf,
+                embedding,
+                tokenize(content or ""),
+                tuple(refs or ()),
+            )
+        )
+    return out
+
+
+class _Rows:
+    """The copy's rows as Memory objects, read from the database only when a search needs them
+    (its hits, rows it filters on metadata, entity-card facts), a batch per query, then kept.
+    Indexed by slot like the copy's arrays; `len` counts retired slots too."""
+
+    BATCH = 500
+
+    def __init__(self, copy: "_ScopeCopy", loaded: dict[int, Memory] | None = None):
+        self.copy = copy
+        self.loaded: dict[int, Memory] = loaded or {}
+
+    def __len__(self) -> int:
+        return self.copy.n
+
+    def __bool__(self) -> bool:
+        return self.copy.n > 0
+
+    def __getitem__(self, slot) -> Memory:
+        slot = int(slot)
+        memory = self.loaded.get(slot)
+        if memory is None:
+            self.load([slot])
+            memory = self.loaded[slot]
+        return memory
+
+    def __iter__(self) -> Iterator[Memory]:
+        self.load(range(self.copy.n))
+        return (self.loaded[i] for i in range(self.copy.n))
+
+    def load(self, slots) -> None:
+        missing: dict[uuid.UUID, list[int]] = defaultdict(list)
+        for slot in slots:
+            slot = int(slot)
+            if slot not in self.loaded:
+                missing[self.copy.ids[slot]].append(slot)
+        keys = list(missing)
+        for start in range(0, len(keys), self.BATCH):
+            for memory in Memory.objects.filter(id__in=keys[start : start + self.BATCH]):
+                for slot in missing.pop(memory.id, ()):
+                    self.loaded[slot] = memory
+        # Retired slots of rows deleted since: a blank row (masks never let it through).
+        for key, left in missing.items():
+            for slot in left:
+                self.loaded[slot] = Memory(
+                    id=key, content="", metadata={}, entity_refs=[], embedding=None
+                )
 
 
 class _ScopeCopy:
     """The live memories of one scope as arrays. Built once from the database; a write patches
     the rows it changed (a changed or removed row's slot is retired, its new version appended),
-    and the arrays are rebuilt only when retired and added slots pass a share of the copy."""
+    and the arrays are rebuilt (from the copy itself) only when retired and added slots pass a
+    share of the copy."""
 
     def __init__(self, scope: str):
         self.scope = scope
@@ -123,12 +288,15 @@ class _ScopeCopy:
         self.epoch = None
         self.lock = threading.Lock()
         self.n = 0
-        self.nbytes = 0
-        self.memories: list[Memory] = []
+        self._nbytes = 0
+        self.memories = _Rows(self)
+        self.ids: list[uuid.UUID] = []
+        self.tokens: list[list[str]] = []
+        self.refs: list[tuple[str, ...]] = []
         self.pos: dict[uuid.UUID, int] = {}
         self.retired = 0
         self._pending: dict[uuid.UUID, Memory | None] = {}
-        self._rebuild: list[Memory] | None = []
+        self._reload = True
         # What other rankings derive from these rows (the LangGraph store's per-field vectors),
         # dropped whenever the rows change.
         self.derived: dict = {}
@@ -141,9 +309,7 @@ class _ScopeCopy:
         if epoch == self.epoch and generation <= self.generation:
             return
         if epoch != self.epoch or self.generation < 0:
-            self._rebuild = list(
-                Memory.objects.filter(scope=self.scope, status=Memory.Status.ACTIVE)
-            )
+            self._reload = True
             self._pending = {}
         else:
             for memory in Memory.objects.filter(scope=self.scope, revision__gt=self.generation):
@@ -151,46 +317,104 @@ class _ScopeCopy:
         self.generation, self.epoch = generation, epoch
 
     def arrays(self) -> None:
-        if self._rebuild is None and not self._pending:
+        if not self._reload and not self._pending:
             return
         self.derived = {}
-        if self._rebuild is None:
+        if self._reload:
+            self._build(_load_records(self.scope), {})
+        else:
             limit = max(256, (self.n - self.retired) // 10)
             if self.retired + len(self._pending) + self.keyword.added > limit or not self._patch():
-                live = {m.id: m for i, m in enumerate(self.memories) if self.alive[i]}
-                for key, memory in self._pending.items():
-                    if memory is None:
-                        live.pop(key, None)
-                    else:
-                        live[key] = memory
-                self._rebuild = list(live.values())
-        if self._rebuild is not None:
-            self._build(self._rebuild)
-        self._rebuild = None
+                self._rebuild()
+        self._reload = False
         self._pending = {}
-        self.nbytes = int(self._vectors.nbytes) + self.n * ROW_BYTES
+        self._nbytes = int(self._vectors.nbytes) + self.n * ROW_BYTES
 
-    def _build(self, rows: list[Memory]) -> None:
-        n = len(rows)
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes held: the arrays and per-row data, and the Memory objects read so
+        far (a scope searched for long may come to hold many of them)."""
+        return self._nbytes + len(self.memories.loaded) * MEMORY_BYTES
+
+    def _rebuild(self) -> None:
+        """Live slots in their order (a changed row where its old version was, as a fresh load
+        keeps it), then the new rows: a build from the copy's own arrays, no read."""
+        records: list[tuple] = []
+        loaded: dict[int, Memory] = {}
+        pending = dict(self._pending)
+        for i in np.flatnonzero(self.alive):
+            key = self.ids[i]
+            if key in pending:
+                memory = pending.pop(key)
+                if memory is not None:
+                    loaded[len(records)] = memory
+                    records.append(_record(memory))
+                continue
+            if i in self.memories.loaded:
+                loaded[len(records)] = self.memories.loaded[i]
+            records.append(self._slot_record(int(i)))
+        for memory in pending.values():
+            if memory is not None:
+                loaded[len(records)] = memory
+                records.append(_record(memory))
+        self._build(records, loaded)
+
+    def _slot_record(self, i: int) -> tuple:
+        persona = self.personas[self.persona_code[i]] if self.persona_code[i] >= 0 else None
+        return (
+            self.ids[i],
+            self.namespaces[self.ns_code[i]],
+            int(self.type_code[i]),
+            persona,
+            bool(self.confirmed[i]),
+            bool(self.pinned[i]),
+            int(self.importance[i]),
+            int(self.use_count[i]),
+            float(self.updated[i]),
+            float(self.created[i]),
+            float(self.expires[i]),
+            self.vectors[i] if self.has_vector[i] else None,
+            self.tokens[i],
+            self.refs[i],
+        )
+
+    def _build(self, records: list[tuple], loaded: dict[int, Memory]) -> None:
+        n = len(records)
+        # Rows grouped by (confirmed first, type), in their order within a group: the common
+        # filters (confirmed facts only, a few types) then select whole blocks, and the matrix
+        # product reads only those rows (_ScopeCopy.spans).
+        order = sorted(range(n), key=lambda i: (not records[i][4], records[i][2]))
+        records = [records[i] for i in order]
+        slot_of = {old: new for new, old in enumerate(order)}
+        loaded = {slot_of[old]: memory for old, memory in loaded.items()}
+        self.blocks: dict[tuple[bool, int], tuple[int, int]] = {}
+        for i, r in enumerate(records):
+            lo, _ = self.blocks.get((r[4], r[2]), (i, i))
+            self.blocks[(r[4], r[2])] = (lo, i + 1)
+        self.base = n
         self.n, self.retired = n, 0
-        self.memories = list(rows)
-        self.ids = [m.id for m in rows]
-        self.pos = {m.id: i for i, m in enumerate(rows)}
+        self.memories = _Rows(self, loaded)
+        self.ids = [r[0] for r in records]
+        self.pos = {key: i for i, key in enumerate(self.ids)}
+        self.tokens = [r[12] for r in records]
+        self.refs = [r[13] for r in records]
         # Only vectors of the query model's width compare with a query; a scope may also hold
         # rows a LangGraph store embedded with its own model, or as several vectors.
-        self.dims = get_embedder().dim if any(m.embedding for m in rows) else 1
+        self.dims = (
+            get_embedder().dim if any(r[11] is not None and len(r[11]) for r in records) else 1
+        )
         width = self.dims * 4
         zero = bytes(width)
         # One join and one frombuffer instead of a row copy per memory; a missing or odd-sized
         # embedding is a zero row (no similarity), as before. Room for writes to come.
-        blob = b"".join(
-            bytes(m.embedding) if m.embedding and len(m.embedding) == width else zero for m in rows
-        )
+        blobs = [_vector_bytes(r[11], width) for r in records]
+        blob = b"".join(b if b is not None else zero for b in blobs)
         capacity = max(16, n + n // 8)
         self._vectors = np.zeros((capacity, self.dims), np.float32)
         self._vectors[:n] = np.frombuffer(blob, dtype="<f4").reshape(n, self.dims)
-        self.namespaces = sorted({m.namespace for m in rows})
+        self.namespaces = sorted({r[1] for r in records})
         self._ns_codes = {ns: i for i, ns in enumerate(self.namespaces)}
+        self.personas: list[str] = []
         self.persona_codes: dict[str, int] = {}
         self._columns = {
             "ns_code": np.zeros(capacity, np.int32),
@@ -199,43 +423,68 @@ class _ScopeCopy:
             "confirmed": np.zeros(capacity, bool),
             "pinned": np.zeros(capacity, bool),
             "importance": np.zeros(capacity, np.float32),
+            "use_count": np.zeros(capacity, np.int64),
             "updated": np.zeros(capacity, np.float64),
             "created": np.zeros(capacity, np.float64),
             "expires": np.zeros(capacity, np.float64),
             "alive": np.zeros(capacity, bool),
+            "has_vector": np.zeros(capacity, bool),
         }
-        values = [self._row_values(m) for m in rows]
-        for name, column in self._columns.items():
-            column[:n] = np.fromiter((v[name] for v in values), column.dtype, n)
+        columns = self._columns
+        ns_codes = self._ns_codes
+        columns["ns_code"][:n] = np.fromiter((ns_codes[r[1]] for r in records), np.int32, n)
+        columns["type_code"][:n] = np.fromiter((r[2] for r in records), np.int16, n)
+        columns["persona_code"][:n] = np.fromiter(
+            (self._persona_code(r[3]) for r in records), np.int32, n
+        )
+        for name, at in (
+            ("confirmed", 4),
+            ("pinned", 5),
+            ("importance", 6),
+            ("use_count", 7),
+            ("updated", 8),
+            ("created", 9),
+            ("expires", 10),
+        ):
+            columns[name][:n] = np.fromiter((r[at] for r in records), columns[name].dtype, n)
+        columns["alive"][:n] = True
+        columns["has_vector"][:n] = np.fromiter((b is not None for b in blobs), bool, n)
         self.by_entity: dict[str, list[int]] = defaultdict(list)
-        for i, m in enumerate(rows):
-            for ref in m.entity_refs:
+        for i, refs in enumerate(self.refs):
+            for ref in refs:
                 self.by_entity[ref].append(i)
-        self.keyword = _Keywords([retrieval.tokenize(m.content) for m in rows])
+        self.keyword = _Keywords(self.tokens)
         self._views()
 
-    def _row_values(self, m: Memory) -> dict:
-        persona = (
-            -1
-            if m.persona is None
-            else self.persona_codes.setdefault(m.persona, len(self.persona_codes))
+    def spans(self, type_codes: frozenset[int] | None, confirmed: bool | None) -> list:
+        """The slot ranges whose rows can pass these filters (whole blocks of the built rows,
+        then every row patched in since), adjacent ones merged."""
+        if type_codes is None and confirmed is None:
+            return [(0, self.n)]
+        picked = sorted(
+            span
+            for (is_confirmed, code), span in self.blocks.items()
+            if (confirmed is None or is_confirmed == confirmed)
+            and (type_codes is None or code in type_codes)
         )
-        namespace = self._ns_codes.get(m.namespace)
-        if namespace is None:
-            namespace = self._ns_codes[m.namespace] = len(self.namespaces)
-            self.namespaces.append(m.namespace)
-        return {
-            "ns_code": namespace,
-            "type_code": _TYPE_CODES.get(m.type, -1),
-            "persona_code": persona,
-            "confirmed": m.confirmed,
-            "pinned": m.pinned,
-            "importance": m.importance,
-            "updated": m.updated_at.timestamp(),
-            "created": m.created_at.timestamp(),
-            "expires": m.expires_at.timestamp() if m.expires_at else math.inf,
-            "alive": True,
-        }
+        if self.n > self.base:
+            picked.append((self.base, self.n))
+        merged: list[tuple[int, int]] = []
+        for lo, hi in picked:
+            if merged and merged[-1][1] == lo:
+                merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        return merged
+
+    def _persona_code(self, persona: str | None) -> int:
+        if persona is None:
+            return -1
+        code = self.persona_codes.get(persona)
+        if code is None:
+            code = self.persona_codes[persona] = len(self.personas)
+            self.personas.append(persona)
+        return code
 
     def _views(self) -> None:
         n = self.n
@@ -264,20 +513,47 @@ class _ScopeCopy:
                 self._vectors = np.resize(self._vectors, (grown, self.dims))
                 for name in self._columns:
                     self._columns[name] = np.resize(self._columns[name], grown)
-            self._vectors[i] = (
-                np.frombuffer(bytes(memory.embedding), dtype="<f4") if memory.embedding else 0.0
-            )
-            for name, value in self._row_values(memory).items():
-                self._columns[name][i] = value
-            for ref in memory.entity_refs:
+            record = _record(memory)
+            vector = _vector_bytes(record[11], width)
+            self._vectors[i] = np.frombuffer(vector, dtype="<f4") if vector is not None else 0.0
+            namespace = self._ns_codes.get(record[1])
+            if namespace is None:
+                namespace = self._ns_codes[record[1]] = len(self.namespaces)
+                self.namespaces.append(record[1])
+            columns = self._columns
+            columns["ns_code"][i] = namespace
+            columns["type_code"][i] = record[2]
+            columns["persona_code"][i] = self._persona_code(record[3])
+            columns["confirmed"][i] = record[4]
+            columns["pinned"][i] = record[5]
+            columns["importance"][i] = record[6]
+            columns["use_count"][i] = record[7]
+            columns["updated"][i] = record[8]
+            columns["created"][i] = record[9]
+            columns["expires"][i] = record[10]
+            columns["alive"][i] = True
+            columns["has_vector"][i] = vector is not None
+            for ref in record[13]:
                 self.by_entity[ref].append(i)
-            self.keyword.add(retrieval.tokenize(memory.content))
-            self.memories.append(memory)
+            self.keyword.add(record[12])
+            self.memories.loaded[i] = memory
             self.ids.append(memory.id)
+            self.tokens.append(record[12])
+            self.refs.append(record[13])
             self.pos[memory.id] = i
             self.n += 1
         self._views()
         return True
+
+
+def _vector_bytes(value, width: int) -> bytes | None:
+    """A row's embedding as `width` bytes, or None (none, or another model's width)."""
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        value = value.astype("<f4").tobytes()
+    value = bytes(value)
+    return value if value and len(value) == width else None
 
 
 _copies: "OrderedDict[str, _ScopeCopy]" = OrderedDict()
@@ -370,8 +646,9 @@ def _entity_cards(copy: _ScopeCopy, hits: list[int], mask: np.ndarray) -> list[s
     """
     cards = []
     seen: set[str] = set()
+    picked: list[tuple[str, list[int]]] = []
     for i in hits:
-        for ref in copy.memories[i].entity_refs:
+        for ref in copy.refs[i]:
             if ref in seen:
                 continue
             seen.add(ref)
@@ -381,9 +658,12 @@ def _entity_cards(copy: _ScopeCopy, hits: list[int], mask: np.ndarray) -> list[s
                 if mask[j] and (copy.importance[j] >= 2 or copy.pinned[j])
             ]
             rows.sort(key=lambda j: (not copy.pinned[j], -copy.importance[j], -copy.created[j]))
-            facts = [copy.memories[j].content for j in rows[:ENTITY_CARD_FACTS]]
-            if facts:
-                cards.append(f"[{ref}]: " + "; ".join(facts))
+            picked.append((ref, rows[:ENTITY_CARD_FACTS]))
+    copy.memories.load(j for _, rows in picked for j in rows)
+    for ref, rows in picked:
+        facts = [copy.memories[j].content for j in rows]
+        if facts:
+            cards.append(f"[{ref}]: " + "; ".join(facts))
     return cards
 
 
@@ -563,7 +843,11 @@ def _search_copy(
         order = sorted(
             order, key=lambda i: (not copy.pinned[i], -copy.importance[i], -copy.updated[i])
         )
-        picked = [i for i in order if metadata_ok(i)][offset : offset + limit]
+        if metadata:
+            copy.memories.load(order)
+            order = [i for i in order if metadata_ok(i)]
+        picked = order[offset : offset + limit]
+        copy.memories.load(picked)
         hits = [Hit(copy.memories[i], float(copy.importance[i] / 3), 0.0) for i in picked]
         cards = _entity_cards(copy, picked, mask) if entity_cards else []
         return SearchResult(hits, cards)
@@ -576,8 +860,16 @@ def _search_copy(
         # One BLAS thread: a matrix-vector product is memory-bound, and on a loaded 2-core
         # machine OpenBLAS's spinning helper threads made it several times slower (10k memories:
         # p50 22 ms with them, 3 ms without; bench/search_bench.py).
+        query_vector = query_vector.astype(np.float32)
+        spans = copy.spans(frozenset(_TYPE_CODES[t] for t in types) if types else None, confirmed)
         with blas_threads(1):
-            similarity = copy.vectors @ query_vector.astype(np.float32)
+            if spans == [(0, copy.n)]:
+                similarity = copy.vectors @ query_vector
+            else:
+                # Only the rows the filters can keep; the others are masked out below.
+                similarity = np.zeros(copy.n, np.float32)
+                for lo, hi in spans:
+                    np.matmul(copy.vectors[lo:hi], query_vector, out=similarity[lo:hi])
     else:
         similarity = np.zeros(len(copy.memories), np.float32)
     words = copy.keyword.scores(retrieval.tokenize(query)) if query else None
@@ -601,36 +893,49 @@ def _search_copy(
         if take < len(relevance)
         else np.arange(len(relevance))
     )
-    top = [
-        i for i in top[np.argsort(-relevance[top])] if np.isfinite(relevance[i]) and metadata_ok(i)
-    ]
+    top = top[np.argsort(-relevance[top])]
+    top = top[np.isfinite(relevance[top])]
+    if metadata:
+        copy.memories.load(top)
+        top = np.asarray([i for i in top if metadata_ok(i)], dtype=np.intp)
     top = top[:wanted]
+    if not len(top):
+        return SearchResult([])
 
     # Frequency: how many of the candidates share an entity with this one (a fact about someone
     # the person talks about a lot matters more), scaled to 0..1.
+    refs = [copy.refs[i] for i in top]
     ref_counts: dict[str, int] = defaultdict(int)
-    for i in top:
-        for ref in copy.memories[i].entity_refs:
+    for row in refs:
+        for ref in row:
             ref_counts[ref] += 1
     most = max(ref_counts.values(), default=1)
-    scored = []
-    for i in top:
-        refs = copy.memories[i].entity_refs
-        frequency = max((ref_counts[r] for r in refs), default=0) / most
-        age_days = max(0.0, (now - copy.updated[i]) / 86400)
-        recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
-        importance = 1.0 if copy.pinned[i] else copy.importance[i] / 3
-        score = (
-            RELEVANCE_SHARE * relevance[i]
-            + RECENCY_SHARE * recency
-            + FREQUENCY_SHARE * frequency
-            + IMPORTANCE_SHARE * importance
-        )
-        scored.append((score, i))
-    scored.sort(key=lambda pair: -pair[0])
-    picked = scored[offset : offset + limit]
-    hits = [Hit(copy.memories[i], float(score), float(relevance[i])) for score, i in picked]
-    cards = _entity_cards(copy, [i for _, i in picked], mask) if entity_cards else []
+    frequency = np.fromiter(
+        (max((ref_counts[r] for r in row), default=0) / most for row in refs), np.float64, len(top)
+    )
+    # The blend, for all candidates at once, in float64 (the relevance's float32, where the
+    # keyword part made it so, widens exactly) and in the same order of sums as one at a time.
+    age_days = np.maximum(0.0, (now - copy.updated[top]) / 86400)
+    recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
+    importance = np.where(
+        copy.pinned[top],
+        IMPORTANCE_SHARE * 1.0,
+        (IMPORTANCE_SHARE * (copy.importance[top] / 3)).astype(np.float64),
+    )
+    score = (
+        RELEVANCE_SHARE * relevance[top]
+        + RECENCY_SHARE * recency
+        + FREQUENCY_SHARE * frequency
+        + importance
+    )
+    order = np.argsort(-score, kind="stable")[offset : offset + limit]
+    picked = top[order]
+    copy.memories.load(picked)
+    hits = [
+        Hit(copy.memories[i], float(score[k]), float(relevance[i]))
+        for k, i in zip(order, picked, strict=True)
+    ]
+    cards = _entity_cards(copy, list(picked), mask) if entity_cards else []
     return SearchResult(hits, cards)
 
 
@@ -710,11 +1015,9 @@ def turn_facts(
         live = (copy.expires > at.timestamp()) & copy.confirmed
         order: list[int] = []
         profile = _TYPE_CODES[MemoryType.PROFILE]
-        names = [
-            i
-            for i in np.flatnonzero(live & (copy.type_code == profile))
-            if copy.memories[i].memory_key.startswith("profile:name")
-        ]
+        profiles = np.flatnonzero(live & (copy.type_code == profile))
+        copy.memories.load(profiles)
+        names = [i for i in profiles if copy.memories[i].memory_key.startswith("profile:name")]
         order += names[:1]
         preference = np.flatnonzero(live & (copy.type_code == _TYPE_CODES[MemoryType.PREFERENCE]))
         order += sorted(
@@ -722,7 +1025,7 @@ def turn_facts(
             key=lambda i: (
                 not copy.pinned[i],
                 -copy.importance[i],
-                -copy.memories[i].use_count,
+                -copy.use_count[i],
                 -copy.updated[i],
             ),
         )[:TOP_PREFERENCES]
@@ -733,6 +1036,8 @@ def turn_facts(
             words = np.where(live, words, 0)
             best = np.argsort(-words)[:related]
             order += [i for i in best if words[i] > 0]
-        return [copy.memories[i] for i in dict.fromkeys(int(i) for i in order)]
+        order = list(dict.fromkeys(int(i) for i in order))
+        copy.memories.load(order)
+        return [copy.memories[i] for i in order]
     finally:
         copy.lock.release()

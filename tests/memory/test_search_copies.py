@@ -134,3 +134,64 @@ def test_a_search_that_read_an_older_generation_leaves_a_newer_copy_alone(person
 
     assert copy.generation == newer
     assert copy.keyword.added == 1  # the new fact patched in once, not twice
+
+
+def test_a_cold_copy_reads_whole_rows_only_for_the_hits(person):
+    for i in range(20):
+        _put(person, f"extra{i}", f"An ordinary afternoon number {i} at home")
+    search.clear_cache()
+
+    hits = search.memory_search(
+        prefix=store.person_namespace(person.id), query="garden roses", limit=2
+    ).hits
+
+    copy = _copy(person)
+    assert copy.n == len(FACTS) + 20
+    assert hits[0].memory.content == FACTS[0][1]
+    assert set(copy.memories.loaded) == {copy.pos[hit.memory.id] for hit in hits}
+
+
+def test_a_value_moved_from_another_row_fails_the_cold_load(person):
+    from django.db.models import Subquery
+
+    from memory.core.crypto import DecryptionError
+    from memory.models import Memory
+
+    rows = list(Memory.objects.filter(person=person).order_by("created_at"))
+    Memory.objects.filter(id=rows[1].id).update(
+        content=Subquery(Memory.objects.filter(id=rows[0].id).values("content")[:1])
+    )
+    search.clear_cache()
+
+    with pytest.raises(DecryptionError):
+        _ids(person, "garden")
+
+
+def test_filtered_searches_see_rows_patched_in_after_the_build(person):
+    _ids(person, "warm up")  # built: rows grouped by (confirmed, type)
+    added = store.memory_upsert(
+        namespace=store.person_namespace(person.id, "people"),
+        key="grandson",
+        content="Her grandson Tom plays the trumpet",
+        type="people",
+        confirmed=True,
+    )
+
+    # By meaning alone (no keywords) and above a threshold: only the rows the product
+    # multiplies can pass.
+    vector = search._query_vector("grandson trumpet")
+    for filters in ({"types": ["people"]}, {"confirmed": True}, {"types": ["other"]}):
+        hits = search.memory_search(
+            prefix=store.person_namespace(person.id), query_vector=vector, threshold=0.5, **filters
+        ).hits
+        found = [hit.memory.id for hit in hits]
+        if filters.get("types") == ["other"]:
+            assert added.memory.id not in found
+        else:
+            assert found[0] == added.memory.id
+    # And after a rebuild, from the blocks.
+    search.clear_cache()
+    hits = search.memory_search(
+        prefix=store.person_namespace(person.id), query_vector=vector, threshold=0.5, confirmed=True
+    ).hits
+    assert [hit.memory.id for hit in hits] == [added.memory.id]
