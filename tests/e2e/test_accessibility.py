@@ -77,8 +77,27 @@ def _settle(page):
     page.wait_for_function(
         """() => !document.querySelector('.loading, .htmx-request') &&
                  document.querySelectorAll('script[data-chart]').length ===
+                 document.querySelectorAll('.chart').length""",
+        timeout=60_000,
+    )
+    draw_every_chart(page)
+    page.wait_for_function(
+        """() => document.querySelectorAll('script[data-chart]').length ===
                  [...document.querySelectorAll('.chart')].filter(c => c.querySelector('svg.main-svg')).length""",
         timeout=60_000,
+    )
+    page.evaluate("window.scrollTo(0, 0)")
+
+
+def draw_every_chart(page):
+    """charts.js draws a chart only when it comes near the screen: bring each one there."""
+    page.evaluate(
+        """async () => {
+          for (const chart of document.querySelectorAll('.chart')) {
+            chart.scrollIntoView({block: 'center'});
+            await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+          }
+        }"""
     )
 
 
