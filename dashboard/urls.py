@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from dashboard import two_factor, views
+from dashboard.accounts import views as accounts
 from dashboard.alerting import views as alerting_views
 
 app_name = "dashboard"
@@ -21,6 +22,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/two-factor/", two_factor.verify, name="two_factor"),
     path("account/two-factor/setup/", two_factor.setup, name="two_factor_setup"),
+    *accounts.urlpatterns,
     path("", views.people, name="people"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
     path(person, views.person, name="person"),
