@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import two_factor, views
+from dashboard import export, two_factor, views
 from dashboard.accounts import views as accounts
 from dashboard.alerting import views as alerting_views
 
@@ -56,5 +56,7 @@ urlpatterns = [
     ),
     path(f"{person}export.json", views.export_json, name="export_json"),
     path(f"{person}export.csv", views.export_csv, name="export_csv"),
+    path(f"{person}record.html", export.readable_html, name="export_readable"),
+    path(f"{person}record.pdf", export.readable_pdf, name="export_readable_pdf"),
     path(f"{person}erase/", views.erase, name="erase"),
 ]

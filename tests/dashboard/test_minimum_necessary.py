@@ -52,6 +52,14 @@ PAGES = {
     "memory_action": lambda o: [_p("memory_action", o, o["memory"].id, "edit")],
     "export_json": lambda o: [_p("export_json", o)],
     "export_csv": lambda o: [_p("export_csv", o)],
+    "export_readable": lambda o: [
+        _p("export_readable", o),
+        _p("export_readable", o) + "?archived=1",
+    ],
+    "export_readable_pdf": lambda o: [
+        _p("export_readable_pdf", o),
+        _p("export_readable_pdf", o) + "?archived=1",
+    ],
     "invitations": lambda o: [
         reverse("dashboard:invitations", args=[o["person"].organisation.slug])
     ],
