@@ -125,6 +125,8 @@ def pages_of(peggy, slug):  # noqa: F811
         "memories": f"{base}memories/",
         "erase": f"{base}erase/",
         "audit": f"/organisations/{slug}/audit/",
+        "invitations": f"/organisations/{slug}/invitations/",
+        "record": f"{base}record.html?archived=1",
         "not-found": "/no/such/page/",
     }
 
