@@ -3,9 +3,9 @@
 // in. No inline script anywhere, so the Content-Security-Policy can forbid it.
 //
 // On a phone most of the cost of the person page is the browser compiling plotly.js and
-// drawing six charts, so a chart is drawn only when it comes near the screen
-// (IntersectionObserver), and plotly.js (named by this script's data-plotly) is loaded only
-// when the first chart needs it. The space a chart will take is kept from the start, so the
+// drawing six charts, so a chart is drawn only when it comes within a screen of the visible
+// part of the page (IntersectionObserver), and plotly.js (named by this script's data-plotly)
+// is run only when the first chart needs it. The space a chart will take is kept from the start, so the
 // page does not jump when it is drawn.
 (function () {
   "use strict";
@@ -75,7 +75,7 @@
       observer.unobserve(entry.target);
       entry.target._clara();
     });
-  }, { rootMargin: "200px 0px" }) : null;
+  }, { rootMargin: "100% 0px" }) : null;
 
   function place(el) {
     var figure = JSON.parse(el.textContent);
