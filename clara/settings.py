@@ -409,6 +409,10 @@ SESSION_COOKIE_AGE = env_int("CARE_SESSION_IDLE_SECONDS", 30 * 60)
 SESSION_SAVE_EVERY_REQUEST = False
 # However active, a login ends this long after it began (a shared care-home PC).
 CLARA_LOGIN_MAX_AGE_SECONDS = env_int("CLARA_LOGIN_MAX_AGE_SECONDS", 12 * 3600)
+# An invitation link (dashboard/accounts) works once, for this long (7 days).
+CLARA_INVITATION_MAX_AGE_SECONDS = env_int("CLARA_INVITATION_MAX_AGE_SECONDS", 7 * 86400)
+# A password-reset link (Django's auth views) works once, for this long (2 hours).
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 2 * 3600)
 # The issuer an authenticator app shows beside the account.
 OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", "Clara care dashboard")
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True

@@ -88,6 +88,12 @@ class AuditAction(models.TextChoices):
     ERASE = "erase", "erased the person"
     # Allowed to erase, but the typed name did not match: nothing was erased (allowed=False).
     ERASE_UNCONFIRMED = "erase_unconfirmed", "tried to erase, wrong confirmation"
+    EXPORT_READABLE = "export_readable", "downloaded the readable record"
+    # An organisation's admin invites a login; the invitee accepts; an admin revokes. The object
+    # is the invitation's id (never the address).
+    INVITATION_SENT = "invitation_sent", "sent an invitation"
+    INVITATION_ACCEPTED = "invitation_accepted", "accepted an invitation"
+    INVITATION_REVOKED = "invitation_revoked", "revoked an invitation"
 
 
 class AuditEvent(models.Model):
@@ -182,7 +188,9 @@ class FactSuggestion(models.Model):
         return f"suggestion for memory {self.memory_id}"
 
 
-# The alerts' delivery and timeline (dashboard/alerting/models.py), registered with this app.
+# The alerts' delivery and timeline (dashboard/alerting/models.py) and invitations
+# (dashboard/accounts/models.py), registered with this app.
+from dashboard.accounts.models import Invitation  # noqa: E402, F401
 from dashboard.alerting.models import (  # noqa: E402, F401
     AlertEscalation,
     AlertNotice,

@@ -3,7 +3,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import home, two_factor, views
+from dashboard import export, home, two_factor, views
+from dashboard.accounts import views as accounts
 from dashboard.alerting import views as alerting_views
 from dashboard.notes import views as notes_views
 
@@ -22,6 +23,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/two-factor/", two_factor.verify, name="two_factor"),
     path("account/two-factor/setup/", two_factor.setup, name="two_factor_setup"),
+    *accounts.urlpatterns,
     path("", views.people, name="people"),
     path("home/", home.home, name="home"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
@@ -57,5 +59,7 @@ urlpatterns = [
     ),
     path(f"{person}export.json", views.export_json, name="export_json"),
     path(f"{person}export.csv", views.export_csv, name="export_csv"),
+    path(f"{person}record.html", export.readable_html, name="export_readable"),
+    path(f"{person}record.pdf", export.readable_pdf, name="export_readable_pdf"),
     path(f"{person}erase/", views.erase, name="erase"),
 ]

@@ -1,8 +1,33 @@
 // Renders every <script type="application/json" data-chart> (a Plotly figure from
 // dashboard/charts.py) into a chart beside it: on page load and in every fragment htmx swaps
 // in. No inline script anywhere, so the Content-Security-Policy can forbid it.
+//
+// On a phone most of the cost of the person page is the browser compiling plotly.js and
+// drawing six charts, so a chart is drawn only when it comes within a screen of the visible
+// part of the page (IntersectionObserver), and plotly.js (named by this script's data-plotly)
+// is run only when the first chart needs it. The space a chart will take is kept from the start, so the
+// page does not jump when it is drawn.
 (function () {
   "use strict";
+  var plotlySrc = document.currentScript && document.currentScript.dataset.plotly;
+  var waiting = [];
+  var requested = false;
+
+  function withPlotly(callback) {
+    if (typeof Plotly !== "undefined") return callback();
+    waiting.push(callback);
+    if (requested || !plotlySrc) return;
+    requested = true;
+    var script = document.createElement("script");
+    script.src = plotlySrc;
+    script.onload = function () {
+      var queue = waiting;
+      waiting = [];
+      queue.forEach(function (run) { run(); });
+    };
+    document.head.appendChild(script);
+  }
+
   function adapt(layout, width) {
     // Text and grid follow the page's colours (light or dark theme) for contrast.
     var style = getComputedStyle(document.body);
@@ -35,27 +60,50 @@
     }
     return layout;
   }
+
+  function draw(target, figure, width) {
+    var layout = adapt(figure.layout, width);
+    delete layout._entries;
+    Plotly.newPlot(target, figure.data, layout, {
+      responsive: true, displayModeBar: false, displaylogo: false
+    }).then(function () { target.style.minHeight = ""; });
+  }
+
+  var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (!entry.isIntersecting) return;
+      observer.unobserve(entry.target);
+      entry.target._clara();
+    });
+  }, { rootMargin: "100% 0px" }) : null;
+
+  function place(el) {
+    var figure = JSON.parse(el.textContent);
+    var title = (figure.layout.title && figure.layout.title.text) || "";
+    var caption = document.createElement("p");
+    caption.className = "chart-title";
+    caption.textContent = title;
+    var target = document.createElement("div");
+    target.className = "chart";
+    target.setAttribute("role", "img");
+    target.setAttribute("aria-label", title || "chart");
+    figure.layout._entries = figure.data.filter(function (t) { return t.showlegend !== false; }).length;
+    var width = el.parentElement.clientWidth;
+    var entries = width < 600 && figure.layout.showlegend !== false ? figure.layout._entries : 0;
+    target.style.minHeight = (figure.layout.height || 340) + 22 * entries + "px";
+    el.after(caption, target);
+    target._clara = function () {
+      withPlotly(function () { draw(target, figure, el.parentElement.clientWidth); });
+    };
+    if (observer) observer.observe(target);
+    else target._clara();
+  }
+
   function render(root) {
-    if (typeof Plotly === "undefined") return;
     root.querySelectorAll("script[type='application/json'][data-chart]").forEach(function (el) {
       if (el.dataset.rendered) return;
       el.dataset.rendered = "1";
-      var figure = JSON.parse(el.textContent);
-      var title = (figure.layout.title && figure.layout.title.text) || "";
-      var caption = document.createElement("p");
-      caption.className = "chart-title";
-      caption.textContent = title;
-      var target = document.createElement("div");
-      target.className = "chart";
-      target.setAttribute("role", "img");
-      target.setAttribute("aria-label", title || "chart");
-      el.after(caption, target);
-      figure.layout._entries = figure.data.filter(function (t) { return t.showlegend !== false; }).length;
-      var layout = adapt(figure.layout, el.parentElement.clientWidth);
-      delete layout._entries;
-      Plotly.newPlot(target, figure.data, layout, {
-        responsive: true, displayModeBar: false, displaylogo: false
-      });
+      place(el);
     });
   }
   htmx.onLoad(render);

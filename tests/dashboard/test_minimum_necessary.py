@@ -57,6 +57,17 @@ PAGES = {
     "memory_action": lambda o: [_p("memory_action", o, o["memory"].id, "edit")],
     "export_json": lambda o: [_p("export_json", o)],
     "export_csv": lambda o: [_p("export_csv", o)],
+    "export_readable": lambda o: [
+        _p("export_readable", o),
+        _p("export_readable", o) + "?archived=1",
+    ],
+    "export_readable_pdf": lambda o: [
+        _p("export_readable_pdf", o),
+        _p("export_readable_pdf", o) + "?archived=1",
+    ],
+    "invitations": lambda o: [
+        reverse("dashboard:invitations", args=[o["person"].organisation.slug])
+    ],
     "erase": lambda o: [_p("erase", o)],
     "alert_routing": lambda o: [_p("alert_routing", o)],
     "clinician_report": lambda o: [_p("clinician_report", o)],
@@ -64,8 +75,18 @@ PAGES = {
 }
 # Routes that show nothing about a person (or only change something: POSTs answer with the
 # pages above, or with a redirect to them).
-NOTHING_ABOUT_A_PERSON = {"login", "logout", "two_factor", "two_factor_setup"}
-POST_ONLY = {"alert_status", "alert_note", "team_add", "team_member"}
+NOTHING_ABOUT_A_PERSON = {
+    "login",
+    "logout",
+    "two_factor",
+    "two_factor_setup",
+    "invitation_accept",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
+POST_ONLY = {"alert_status", "alert_note", "team_add", "team_member", "invitation_revoke"}
 
 
 def _p(name, o, *more):

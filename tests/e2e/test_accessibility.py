@@ -77,8 +77,27 @@ def _settle(page):
     page.wait_for_function(
         """() => !document.querySelector('.loading, .htmx-request') &&
                  document.querySelectorAll('script[data-chart]').length ===
+                 document.querySelectorAll('.chart').length""",
+        timeout=60_000,
+    )
+    draw_every_chart(page)
+    page.wait_for_function(
+        """() => document.querySelectorAll('script[data-chart]').length ===
                  [...document.querySelectorAll('.chart')].filter(c => c.querySelector('svg.main-svg')).length""",
         timeout=60_000,
+    )
+    page.evaluate("window.scrollTo(0, 0)")
+
+
+def draw_every_chart(page):
+    """charts.js draws a chart only when it comes near the screen: bring each one there."""
+    page.evaluate(
+        """async () => {
+          for (const chart of document.querySelectorAll('.chart')) {
+            chart.scrollIntoView({block: 'center'});
+            await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+          }
+        }"""
     )
 
 
@@ -108,6 +127,8 @@ def pages_of(peggy, slug):  # noqa: F811
         "memories": f"{base}memories/",
         "erase": f"{base}erase/",
         "audit": f"/organisations/{slug}/audit/",
+        "invitations": f"/organisations/{slug}/invitations/",
+        "record": f"{base}record.html?archived=1",
         "not-found": "/no/such/page/",
     }
 

@@ -76,8 +76,12 @@ def test_log_in_open_a_person_and_the_charts_render(browser, live_server, alice,
     assert page.locator(".card-name").inner_text() == person_name(peggy)
     page.click(".card")
     # Each panel arrives by htmx and charts.js draws its figures: Plotly's svg appears.
+    # Each chart is drawn when it comes near the screen.
     for panel in ("emotions", "patterns", "repetition", "calming"):
+        page.wait_for_selector(f"#{panel} .chart", timeout=45_000)
+        page.locator(f"#{panel} .chart").first.scroll_into_view_if_needed()
         page.wait_for_selector(f"#{panel} .chart svg.main-svg", timeout=45_000)
+    page.evaluate("window.scrollTo(0, 0)")
     short = peggy.caregiver_context["preferredName"]
     assert page.locator("#emotions .chart-title").inner_text().startswith(f"How upset {short} was")
     assert "Asked " in page.locator("#repetition").inner_text()
@@ -94,7 +98,10 @@ def test_on_a_phone_at_night(browser, live_server, alice, peggy, shoot):
     page = log_in(browser, live_server, viewport=PHONE, scheme="dark")
     shoot(page, "people-phone-dark")
     page.click(".card")
+    page.wait_for_selector("#emotions .chart", timeout=45_000)
+    page.locator("#emotions .chart").first.scroll_into_view_if_needed()
     page.wait_for_selector("#emotions .chart svg.main-svg", timeout=45_000)
+    page.evaluate("window.scrollTo(0, 0)")
     # Large type: the body text is at least 18px on a narrow phone.
     size = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
     assert size >= 18

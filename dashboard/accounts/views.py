@@ -1,0 +1,182 @@
+"""Accounts on the dashboard: invitations by an organisation's admin, and resetting a password.
+
+Password reset is Django's own auth views with the dashboard's templates: the "sent" page is the
+same whether or not the address belongs to a login, the link works once and expires after
+PASSWORD_RESET_TIMEOUT, and the new password goes through the project's validators. A reset
+does not log in (post_reset_login stays off): the login page, with django-axes' lockout and the
+second factor, still stands between a reset and the dashboard.
+"""
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse, reverse_lazy
+from django.views.decorators.http import require_http_methods, require_POST
+
+from dashboard.access import Need, get_organisation_for
+from dashboard.accounts import services
+from dashboard.accounts.forms import InvitationForm, NewLoginForm
+from dashboard.accounts.models import Invitation
+from memory.models import Person
+
+
+def _people(organisation):
+    return Person.objects.filter(organisation=organisation).order_by("created_at")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def invitations(request: HttpRequest, slug: str) -> HttpResponse:
+    """The organisation's invitations and a form to send one (its admins only)."""
+    org = get_organisation_for(request.user, slug, need=Need.ADMIN)
+    people = _people(org.organisation)
+    form = InvitationForm(request.POST or None, people=people)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                services.invitation_send(
+                    organisation=org.organisation,
+                    email=data["email"],
+                    person=data["person"],
+                    role=data["role"],
+                    invited_by=request.user,
+                    accept_url=lambda token: request.build_absolute_uri(
+                        reverse("dashboard:invitation_accept", args=[token])
+                    ),
+                )
+            except OSError:
+                # SMTP refused or unreachable (smtplib's errors are OSErrors): nothing was kept.
+                form.add_error("email", "The e-mail could not be sent. Please try again later.")
+            else:
+                messages.success(request, f"Invitation sent to {data['email']}.")
+                return redirect("dashboard:invitations", slug=slug)
+        status = 400
+    rows = [
+        {"invitation": invitation, "state": _state(invitation)}
+        for invitation in services.invitations_of(org.organisation)
+    ]
+    context = {"organisation": org.organisation, "form": form, "rows": rows}
+    return render(request, "dashboard/invitations.html", context, status=status)
+
+
+def _state(invitation: Invitation) -> str:
+    if invitation.accepted_at:
+        return "accepted"
+    if invitation.revoked_at:
+        return "revoked"
+    if services.invitation_expired(invitation):
+        return "expired"
+    return "pending"
+
+
+@login_required
+@require_POST
+def invitation_revoke(request: HttpRequest, slug: str, invitation_id: uuid.UUID) -> HttpResponse:
+    """Revoke a pending invitation of the organisation (another organisation's: 404)."""
+    org = get_organisation_for(request.user, slug, need=Need.ADMIN)
+    invitation = Invitation.objects.filter(pk=invitation_id, organisation=org.organisation).first()
+    if invitation is None:
+        raise Http404("No such invitation.")
+    if services.invitation_revoke(invitation=invitation, user=request.user):
+        messages.success(request, f"The invitation to {invitation.email} no longer works.")
+    return redirect("dashboard:invitations", slug=slug)
+
+
+@require_http_methods(["GET", "POST"])
+def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
+    """The invitee's page: a new login (name and password), or joining with their own login.
+
+    Any link that is not good (altered, expired, used, revoked) gets the same 404 page. An
+    address that already has a login joins only once that login is logged in: an invitation is
+    never a way to set another organisation's member's password.
+    """
+    try:
+        invitation = services.invitation_from_token(token)
+    except services.InvitationRefused:
+        return render(request, "registration/invitation_invalid.html", status=404)
+    context = {"invitation": invitation, "organisation": invitation.organisation}
+    existing = services.existing_login(invitation)
+    if existing is not None:
+        if not request.user.is_authenticated:
+            context["login_url"] = f"{reverse('dashboard:login')}?next={request.path}"
+            return render(request, "registration/invitation_login_first.html", context)
+        if request.user.pk != existing.pk:
+            return render(request, "registration/invitation_other_login.html", context, status=403)
+        if request.method == "POST":
+            return _accepted(request, invitation, user=request.user)
+        return render(request, "registration/invitation_join.html", context)
+    if request.user.is_authenticated:
+        return render(request, "registration/invitation_other_login.html", context, status=403)
+    form = NewLoginForm(request.POST or None, email=invitation.email)
+    if request.method == "POST" and form.is_valid():
+        return _accepted(
+            request,
+            invitation,
+            username=form.cleaned_data["username"],
+            password=form.cleaned_data["password1"],
+        )
+    context["form"] = form
+    status = 400 if request.method == "POST" else 200
+    return render(request, "registration/invitation_accept.html", context, status=status)
+
+
+def _accepted(request: HttpRequest, invitation: Invitation, **who) -> HttpResponse:
+    try:
+        accepted = services.invitation_accept(invitation=invitation, **who)
+    except services.InvitationRefused:
+        return render(request, "registration/invitation_invalid.html", status=404)
+    name = invitation.organisation.name
+    if accepted.created:
+        messages.success(request, f"Your login is ready. Log in to see {name}.")
+        return redirect("dashboard:login")
+    messages.success(request, f"You have joined {name}.")
+    return redirect("dashboard:people")
+
+
+urlpatterns = [
+    path("organisations/<slug:slug>/invitations/", invitations, name="invitations"),
+    path(
+        "organisations/<slug:slug>/invitations/<uuid:invitation_id>/revoke/",
+        invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("invitations/<str:token>/", invitation_accept, name="invitation_accept"),
+    path(
+        "account/password-reset/",
+        auth_views.PasswordResetView.as_view(
+            template_name="registration/password_reset_form.html",
+            email_template_name="registration/password_reset_email.txt",
+            subject_template_name="registration/password_reset_subject.txt",
+            success_url=reverse_lazy("dashboard:password_reset_done"),
+        ),
+        name="password_reset",
+    ),
+    path(
+        "account/password-reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(
+            template_name="registration/password_reset_done.html"
+        ),
+        name="password_reset_done",
+    ),
+    path(
+        "account/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="registration/password_reset_confirm.html",
+            success_url=reverse_lazy("dashboard:password_reset_complete"),
+        ),
+        name="password_reset_confirm",
+    ),
+    path(
+        "account/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(
+            template_name="registration/password_reset_complete.html"
+        ),
+        name="password_reset_complete",
+    ),
+]

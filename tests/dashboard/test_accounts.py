@@ -1,0 +1,319 @@
+"""Accounts: an organisation's admin invites by e-mail (a signed link that expires and works
+once), and members reset their own password through Django's auth views. Mail goes through a
+real SMTP server (tests/support/smtp_server.py)."""
+
+import re
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from dashboard.accounts.models import Invitation
+from dashboard.models import AuditAction, AuditEvent, CareRole, CareTeamMembership
+from memory.conversations import tenancy
+from memory.models import OrganisationMembership
+from tests.dashboard.conftest import PASSWORD, client_for, login, make_person
+from tests.support.otp import current_code, totp_device
+from tests.support.smtp_server import SmtpServer
+
+pytestmark = pytest.mark.django_db
+
+NEW_PASSWORD = "a-long-new-passphrase-for-clara"
+LINK = re.compile(r"https?://\S+")
+
+
+@pytest.fixture
+def admin(person):
+    """The organisation's admin (past the second factor in client_for)."""
+    user = login("olga", person.organisation, admin=True)
+    user.email = "olga@care.example"
+    user.save()
+    return user
+
+
+def _invite(client, organisation, **data):
+    return client.post(
+        reverse("dashboard:invitations", args=[organisation.slug]),
+        {"email": "new.carer@family.example", "person": "", "role": CareRole.FAMILY, **data},
+    )
+
+
+def _link(smtp, index=-1) -> str:
+    text = SmtpServer.text(smtp.wait_for(1)[index])
+    return LINK.search(text).group(0)
+
+
+def _path(link: str) -> str:
+    return "/" + link.split("/", 3)[3]
+
+
+def _accept(path, username="newcarer", password=NEW_PASSWORD, client=None):
+    return (client or Client()).post(
+        path, {"username": username, "password1": password, "password2": password}
+    )
+
+
+def test_an_invitation_arrives_by_email_and_its_link_makes_a_login_once(admin, person, smtp_server):
+    response = _invite(client_for(admin), person.organisation, person=str(person.id))
+    assert response.status_code == 302
+
+    assert smtp_server.recipients == [["new.carer@family.example"]]
+    message = smtp_server.messages[0]
+    assert person.organisation.name in message["Subject"]
+    body = SmtpServer.text(message)
+    assert "Nana" not in body and "Peggy" not in body  # the person cared for is never named
+    path = _path(_link(smtp_server))
+    assert Client().get(path).status_code == 200
+
+    assert _accept(path).status_code == 302
+    user = get_user_model().objects.get(username="newcarer")
+    assert user.email == "new.carer@family.example"
+    assert user.check_password(NEW_PASSWORD)
+    assert OrganisationMembership.objects.filter(user=user, organisation=person.organisation)
+    membership = CareTeamMembership.objects.get(user=user, person=person)
+    assert membership.role == CareRole.FAMILY and not membership.can_see_transcripts
+    # The new login works, and sees the person.
+    client = Client()
+    assert (
+        client.post(
+            reverse("dashboard:login"), {"username": "newcarer", "password": NEW_PASSWORD}
+        ).status_code
+        == 302
+    )
+    assert client.get(reverse("dashboard:person", args=[person.id])).status_code == 200
+
+    # Once only: the same link, again, makes nothing.
+    assert Client().get(path).status_code == 404
+    assert _accept(path, username="someoneelse").status_code == 404
+    assert not get_user_model().objects.filter(username="someoneelse").exists()
+
+    actions = list(
+        AuditEvent.objects.filter(organisation=person.organisation)
+        .order_by("at", "id")
+        .values_list("action", "username")
+    )
+    assert (AuditAction.INVITATION_SENT, "olga") in actions
+    assert (AuditAction.INVITATION_ACCEPTED, "newcarer") in actions
+    assert "new.carer" not in str(list(AuditEvent.objects.values_list("object_id", flat=True)))
+
+
+def test_an_invitation_link_expires(admin, person, smtp_server, settings):
+    settings.CLARA_INVITATION_MAX_AGE_SECONDS = 3600
+    _invite(client_for(admin), person.organisation)
+    path = _path(_link(smtp_server))
+    with time_machine.travel(timedelta(hours=1, minutes=1)):
+        assert Client().get(path).status_code == 404
+        assert _accept(path).status_code == 404
+    assert not get_user_model().objects.filter(username="newcarer").exists()
+
+
+def test_an_altered_link_is_refused(admin, person, smtp_server):
+    _invite(client_for(admin), person.organisation)
+    path = _path(_link(smtp_server))
+    token = path.rstrip("/").rsplit("/", 1)[1]
+    invitation_id, stamp, signature = token.split(":")
+    other = Invitation.objects.create(organisation=person.organisation, email="x@example.org")
+    forged = reverse("dashboard:invitation_accept", args=[f"{other.id}:{stamp}:{signature}"])
+    assert Client().get(forged).status_code == 404
+
+
+def test_a_revoked_invitation_stops_working_and_is_audited(admin, person, smtp_server):
+    client = client_for(admin)
+    _invite(client, person.organisation)
+    path = _path(_link(smtp_server))
+    invitation = Invitation.objects.get()
+    response = client.post(
+        reverse("dashboard:invitation_revoke", args=[person.organisation.slug, invitation.id])
+    )
+    assert response.status_code == 302
+    assert Client().get(path).status_code == 404
+    assert AuditEvent.objects.filter(
+        action=AuditAction.INVITATION_REVOKED, object_id=str(invitation.id)
+    ).exists()
+
+
+def test_another_organisation_cannot_see_revoke_or_invite_into_this_one(admin, person, smtp_server):
+    elsewhere = tenancy.organisation_get_or_create("elsewhere", name="Elsewhere")
+    their_person = make_person("Zed", organisation=elsewhere)
+    their_admin = client_for(login("ewan", elsewhere, admin=True))
+    _invite(client_for(admin), person.organisation)
+    invitation = Invitation.objects.get()
+
+    # Our organisation's pages answer the other admin as an unknown organisation would.
+    assert (
+        their_admin.get(
+            reverse("dashboard:invitations", args=[person.organisation.slug])
+        ).status_code
+        == 404
+    )
+    unknown = their_admin.get(reverse("dashboard:invitations", args=["no-such-organisation"]))
+    assert unknown.status_code == 404
+    revoke = reverse("dashboard:invitation_revoke", args=[elsewhere.slug, invitation.id])
+    assert their_admin.post(revoke).status_code == 404
+    assert Invitation.objects.get().revoked_at is None
+
+    # Inviting into our person's care team from their organisation: refused like an unknown id.
+    response = _invite(their_admin, elsewhere, person=str(person.id))
+    assert response.status_code == 400
+    assert "person" in response.context["form"].errors
+    assert Invitation.objects.filter(organisation=elsewhere).count() == 0
+    assert len(smtp_server.messages) == 1
+    # Their own person is fine.
+    assert _invite(their_admin, elsewhere, person=str(their_person.id)).status_code == 302
+
+
+def test_only_the_organisation_admin_invites(person, alice, smtp_server):
+    response = _invite(client_for(alice), person.organisation)
+    assert response.status_code == 403
+    assert not Invitation.objects.exists() and not smtp_server.messages
+
+
+def test_a_bad_address_is_a_400_naming_the_field(admin, person, smtp_server):
+    response = _invite(client_for(admin), person.organisation, email="not an address")
+    assert response.status_code == 400
+    assert "email" in response.context["form"].errors
+    assert not smtp_server.messages
+
+
+def test_a_refused_email_keeps_no_invitation(admin, person, smtp_server):
+    smtp_server.refuse = True
+    response = _invite(client_for(admin), person.organisation)
+    assert response.status_code == 400
+    assert "could not be sent" in response.content.decode()
+    assert not Invitation.objects.exists()
+    assert not AuditEvent.objects.filter(action=AuditAction.INVITATION_SENT).exists()
+
+
+def test_the_new_password_must_pass_the_validators(admin, person, smtp_server):
+    _invite(client_for(admin), person.organisation)
+    path = _path(_link(smtp_server))
+    response = _accept(path, password="short1")
+    assert response.status_code == 400
+    assert "password1" in response.context["form"].errors
+    # The link still works after a refused form.
+    assert _accept(path).status_code == 302
+
+
+def test_an_existing_login_joins_only_when_logged_in_as_itself(admin, person, smtp_server):
+    elsewhere = tenancy.organisation_get_or_create("elsewhere", name="Elsewhere")
+    existing = login("erin", elsewhere)
+    existing.email = "New.Carer@family.example"
+    existing.save()
+    _invite(client_for(admin), person.organisation)
+    path = _path(_link(smtp_server))
+
+    # Not logged in: asked to log in first, and the link cannot set erin's password.
+    assert "Log in with it first" in Client().get(path).content.decode()
+    assert _accept(path, username="erin2").status_code == 200
+    existing.refresh_from_db()
+    assert existing.check_password(PASSWORD)
+    # Someone else logged in: refused.
+    assert client_for(login("mallory", elsewhere)).post(path).status_code == 403
+    # erin herself joins.
+    erin = client_for(existing)
+    assert erin.post(path).status_code == 302
+    assert OrganisationMembership.objects.filter(user=existing, organisation=person.organisation)
+    assert erin.post(path).status_code == 404
+
+
+# --- Password reset --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def member(person):
+    user = login("mona")
+    user.email = "mona@care.example"
+    user.save()
+    CareTeamMembership.objects.create(user=user, person=person, role=CareRole.STAFF)
+    return user
+
+
+def _ask_reset(email: str):
+    return Client().post(reverse("dashboard:password_reset"), {"email": email})
+
+
+def _set_password(path: str, password: str = NEW_PASSWORD):
+    client = Client()
+    # Django's confirm view moves the token into the session, then shows the form.
+    page = client.get(path, follow=True)
+    form_url = page.redirect_chain[-1][0] if page.redirect_chain else path
+    return client.post(form_url, {"new_password1": password, "new_password2": password})
+
+
+def test_a_reset_link_arrives_and_sets_a_new_password_once(member, smtp_server):
+    response = _ask_reset("MONA@care.example")
+    assert response.status_code == 302
+    assert smtp_server.recipients == [["mona@care.example"]]
+    path = _path(_link(smtp_server))
+
+    done = _set_password(path)
+    assert done.status_code == 302 and done["Location"] == reverse(
+        "dashboard:password_reset_complete"
+    )
+    member.refresh_from_db()
+    assert member.check_password(NEW_PASSWORD)
+    # The link is spent: the page says so, and the form is gone.
+    again = Client().get(path, follow=True)
+    assert "does not work any more" in again.content.decode()
+    assert _set_password(path, "yet-another-long-passphrase").status_code == 200
+    member.refresh_from_db()
+    assert member.check_password(NEW_PASSWORD)
+
+
+def test_a_reset_does_not_say_whether_an_address_has_a_login(member, smtp_server):
+    known = _ask_reset("mona@care.example")
+    unknown = _ask_reset("nobody@care.example")
+    assert (known.status_code, known["Location"]) == (unknown.status_code, unknown["Location"])
+    pages = [Client().get(r["Location"]).content.decode() for r in (known, unknown)]
+    # The same page, but for the CSRF token each page carries.
+    token = re.compile(r'"x-csrftoken": "[^"]+"')
+    assert token.sub("", pages[0]) == token.sub("", pages[1])
+    assert len(smtp_server.wait_for(1)) == 1  # only the real address got mail
+
+
+def test_a_reset_password_must_pass_the_validators(member, smtp_server):
+    _ask_reset("mona@care.example")
+    response = _set_password(_path(_link(smtp_server)), "short1")
+    assert response.status_code == 200
+    assert "new_password1" in response.context["form"].errors or (
+        "new_password2" in response.context["form"].errors
+    )
+    member.refresh_from_db()
+    assert member.check_password(PASSWORD)
+
+
+def test_a_reset_does_not_lift_a_lockout(member, smtp_server):
+    for _ in range(5):
+        Client().post(
+            reverse("dashboard:login"),
+            {"username": "mona", "password": "wrong-password"},
+            REMOTE_ADDR="198.51.100.9",
+        )
+    _ask_reset("mona@care.example")
+    _set_password(_path(_link(smtp_server)))
+    response = Client().post(
+        reverse("dashboard:login"),
+        {"username": "mona", "password": NEW_PASSWORD},
+        REMOTE_ADDR="203.0.113.30",
+    )
+    assert response.status_code == 429
+
+
+def test_a_reset_does_not_skip_the_second_factor(member, smtp_server):
+    device = totp_device(member)
+    _ask_reset("mona@care.example")
+    _set_password(_path(_link(smtp_server)))
+    client = Client()
+    response = client.post(
+        reverse("dashboard:login"), {"username": "mona", "password": NEW_PASSWORD}
+    )
+    assert response.status_code == 302
+    person_page = client.get(reverse("dashboard:people"))
+    assert person_page.status_code == 302
+    assert person_page["Location"].startswith(reverse("dashboard:two_factor"))
+    verified = client.post(reverse("dashboard:two_factor"), {"token": current_code(device)})
+    assert verified.status_code == 302
+    assert client.get(reverse("dashboard:people")).status_code == 200
