@@ -145,12 +145,14 @@ def test_a_note_is_added_in_place_and_read_back(
     assert "Alice" in page.locator("#notes .note-head").first.inner_text()
     note = CaregiverNote.objects.get()
     assert (note.text, note.visibility, note.author_name) == (NOTE, "team", "Alice")
-    # An empty note is refused (a 400; htmx 2 swaps no 4xx answer, so a11y.js says so).
+    # An empty note is refused: the 400's panel is swapped in (base.html's htmx config), so the
+    # reason shows beside the field and is announced.
     page.fill("#note-text", " ")
     page.evaluate("document.getElementById('note-text').removeAttribute('required')")
     page.click("#notes button[type=submit]")
+    page.wait_for_selector("#note-error", timeout=10_000)
     page.wait_for_function(
-        "document.getElementById('announce').textContent.startsWith('Nothing was changed')",
+        "document.getElementById('announce').textContent.startsWith('Not saved:')",
         timeout=10_000,
     )
     assert CaregiverNote.objects.count() == 1
