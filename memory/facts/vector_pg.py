@@ -504,7 +504,19 @@ def search_scope(
                 "AND search_vector IS NOT NULL ORDER BY search_vector <=> %s::vector LIMIT %s",
                 [q, *params, q, take],
             )
-            for id_, sim in cursor.fetchall():
+            found = cursor.fetchall()
+            if len(found) < take:
+                # An index scan can stop short when the scope is a sliver of a large table (its
+                # tuple budget spent on other people's rows): the scope's rows are then few
+                # enough to rank exactly (`+ 0` keeps the planner off the index).
+                cursor.execute(
+                    f"SELECT id, -(search_vector <#> %s::vector) FROM memories WHERE {where} "
+                    "AND search_vector IS NOT NULL ORDER BY (search_vector <=> %s::vector) + 0 "
+                    "LIMIT %s",
+                    [q, *params, q, take],
+                )
+                found = cursor.fetchall()
+            for id_, sim in found:
                 similarity.setdefault(id_, float(sim))
 
     def relevance_of(id_) -> float:

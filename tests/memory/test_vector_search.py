@@ -178,6 +178,10 @@ def test_both_paths_rank_the_same_memories(pgvector, person, query):
     inprocess, in_pg = _both(pgvector, prefix=prefix, query=query, limit=8, at=at)
     assert_same(_ranked(in_pg), _ranked(inprocess))
     assert vector_pg.vector_search_path() == "pgvector"
+    # The pgvector search held no copy of the scope in this process.
+    search.clear_cache()
+    search.memory_search(prefix=prefix, query=query, limit=8, at=at)
+    assert search.cache_stats()["scopes"] == 0
 
 
 @pytest.mark.parametrize(
