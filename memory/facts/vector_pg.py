@@ -177,8 +177,12 @@ def status() -> dict:
 @functools.lru_cache(maxsize=4)
 def _rotation_for(kid: str, seed_hex: str) -> np.ndarray:
     """A random orthogonal matrix (QR of a Gaussian, signs fixed so it is uniformly drawn)."""
+    from memory.core.embeddings import blas_threads
+
     rng = np.random.default_rng(int(seed_hex, 16))
-    q, r = np.linalg.qr(rng.standard_normal((DIMS, DIMS)))
+    # One BLAS thread: on a loaded machine the helper threads made this take seconds.
+    with blas_threads(1):
+        q, r = np.linalg.qr(rng.standard_normal((DIMS, DIMS)))
     return (q * np.sign(np.diag(r))).astype(np.float32)
 
 
