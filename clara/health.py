@@ -134,6 +134,13 @@ def check_sqlite_integrity(*, force: bool = False) -> dict[str, Any]:
     return {"ok": ok, "result": result, "age_s": round(time.monotonic() - checked_at, 1)}
 
 
+def check_search() -> dict[str, Any]:
+    """Where long-term search runs (informational: either path serves)."""
+    from memory.facts import vector_pg
+
+    return {"ok": True, **vector_pg.status()}
+
+
 def readiness() -> tuple[bool, dict[str, Any]]:
     """Every check; ready when the database, the broker and (on SQLite) the file are fine."""
     checks: dict[str, dict[str, Any]] = {"database": check_database()}
@@ -141,6 +148,7 @@ def readiness() -> tuple[bool, dict[str, Any]]:
         checks["sqlite_integrity"] = check_sqlite_integrity()
     checks["broker"] = check_broker()
     checks["recovery_log"] = check_recovery_log()
+    checks["search"] = check_search()
     ready = all(check["ok"] for check in checks.values())
     if not ready:
         failed = sorted(name for name, check in checks.items() if not check["ok"])

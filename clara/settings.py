@@ -440,6 +440,13 @@ CLARA_MEANING_CACHE_SIZE = env_int("CLARA_MEANING_CACHE_SIZE", 512)
 # past this estimate (measured ~6.5 KB a memory, its vector included) the least recently searched
 # scopes are dropped: 256 MB holds ~40k memories, e.g. 400 people with 100 each.
 CLARA_SEARCH_MEMORY_MB = env_int("CLARA_SEARCH_MEMORY_MB", 256)
+# Where long-term search runs (memory/facts/vector_pg.py, docs/deploy.md): `inprocess` (each
+# process's copies, above), `pgvector` (PostgreSQL's HNSW index; needs the extension, and keeps
+# keyed-rotated vectors and keyed keyword tokens in the database) or `auto` (pgvector when the
+# database has it). Opt-in: see the trade-off in docs/deploy.md.
+CLARA_VECTOR_SEARCH = env_str("CLARA_VECTOR_SEARCH", "inprocess")
+if CLARA_VECTOR_SEARCH not in ("inprocess", "pgvector", "auto"):
+    raise ImproperlyConfigured("CLARA_VECTOR_SEARCH is one of inprocess, pgvector, auto.")
 
 # --- The companion: turn queue and check-ins (memory/companion/) -------------------------------
 # The first message of a burst waits this long for the rest before its turn is built.

@@ -12,6 +12,7 @@ from django.contrib.auth.admin import UserAdmin
 
 from memory.admin.base import OrganisationScopedAdmin, ReadOnlyAdmin
 from memory.facts import tenancy as facts_tenancy
+from memory.facts import vector_pg
 from memory.models import (
     AccessEvent,
     Memory,
@@ -135,6 +136,12 @@ class MemoryAdmin(ReadOnlyAdmin):
         "updated_at",
     )
     readonly_fields = fields
+    # Says above the list which search path this process takes (memory/facts/vector_pg.py).
+    change_list_template = "admin/memory/memory/change_list.html"
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "vector_search": vector_pg.status()}
+        return super().changelist_view(request, extra_context)
 
     @admin.display(description="namespace")
     def shown_namespace(self, obj):

@@ -752,6 +752,10 @@ def memory_search(
 
 
 def _search_scope(scope: str, **kwargs) -> SearchResult:
+    from memory.facts import vector_pg
+
+    if vector_pg.vector_search_path() == "pgvector":
+        return vector_pg.search_scope(scope, **kwargs)
     copy = _copy_for(scope)
     try:
         return _search_copy(copy, **kwargs)

@@ -33,6 +33,7 @@ from memory.conversations.models import (
     Person,
 )
 from memory.core.errors import Conflict, Invalid, NotFound
+from memory.facts import vector_pg
 from memory.facts.models import Memory, MemoryScope, MemoryType
 from memory.facts.namespaces import (  # noqa: F401 - the store's names, used by its callers
     CHARS_PER_TOKEN,
@@ -133,7 +134,10 @@ def _bump_scope(scope: str, *, reset: bool = False) -> int:
             # A scope created anew (after an erasure) starts from an epoch no copy has seen.
             [scope, time.time_ns() // 1000, int(reset)],
         )
-        return cursor.fetchone()[0]
+        generation = cursor.fetchone()[0]
+    # PostgreSQL's search columns follow once this write commits (memory/facts/vector_pg.py).
+    vector_pg.after_write(scope)
+    return generation
 
 
 def _embed(text: str) -> bytes:

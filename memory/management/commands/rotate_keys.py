@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from memory import reencrypt
 from memory.core import crypto
+from memory.facts import vector_pg
 
 
 class Command(BaseCommand):
@@ -46,3 +47,8 @@ class Command(BaseCommand):
             )
         total = sum(count.rewritten for count in counts)
         self.stdout.write(f"total: {total} value(s) {verb}")
+        if not check and vector_pg.vector_search_path() == "pgvector":
+            # The search columns' rotation and tokens come from the primary key: redo them now
+            # rather than at each scope's first search.
+            scopes, rows = vector_pg.sync_all()
+            self.stdout.write(f"search columns: {rows} rows in {scopes} scopes re-derived")

