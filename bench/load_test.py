@@ -22,7 +22,8 @@ writes its reply (--reply-pause, uniform 1-3 s), after /exchanges the person hea
 about 12 s, so one session asks about 2 / 12 = 0.17 requests/s and 100 sessions about 17
 requests/s: at the ~13 ms of server CPU a /context or /exchanges cost before issue 20, 0.22 CPU
 s/s, a ninth of this machine's 2 cores. Sessions start at a random moment within one turn, as
-conversations that began at different times do, not all in the same millisecond.
+conversations that began at different times do, not all in the same millisecond, and end the
+same way: when a level's time is up each session closes at a random moment within one turn.
 --think S replaces both pauses by one exponential pause with mean S seconds (the earlier model:
 --think 0.5 makes 100 sessions ask about 200 requests/s, beyond 2 cores at ~13 ms each), and
 --think 0 is a closed loop that measures capacity, not latency.
@@ -275,7 +276,8 @@ class Pacing:
         return rng.uniform(low, high)
 
     def start_offset(self, rng: random.Random) -> float:
-        """When a session starts: anywhere within one turn (0 with --think)."""
+        """When a session starts, or closes after the level's time is up: anywhere within one
+        turn (0 with --think)."""
         if self.think is not None:
             return 0.0
         return rng.uniform(0, self.reply[1] + self.person[1])
@@ -376,6 +378,9 @@ class BotSession(threading.Thread):
                 },
             )
             self._pause("exchange")
+        # Conversations end at different moments, as they started: not all 100 in the same
+        # millisecond when the level's time is up.
+        time.sleep(self.pacing.start_offset(self.random))
         self._call("close", f"{base}/close", {})
         if self.conn is not None:
             self.conn.close()
