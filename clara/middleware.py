@@ -6,9 +6,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
-from django.contrib.sessions.middleware import SessionMiddleware
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.module_loading import import_string
 
 from clara import health
@@ -128,11 +126,13 @@ def _api(request: HttpRequest) -> bool:
 
 # --- Browser-only middleware -----------------------------------------------------------------
 #
-# The bot API authenticates each request by its key (Authorization: Bearer) and uses no session,
-# login, CSRF cookie, flash message or second factor; ninja marks its views CSRF-exempt. Those
-# middlewares cost about a tenth of a per-turn request (docs/benchmarks.md), so on /api/ they
-# are skipped; on every other path they run exactly as before. Django's own are subclassed, so
-# the admin's checks still find them.
+# The bot API authenticates each request by its key (Authorization: Bearer) and uses no login,
+# flash message or second factor. Reading the login loaded the session on every bot request, and
+# these middlewares cost about a tenth of a per-turn request (docs/benchmarks.md), so on /api/
+# they are skipped; on every other path they run exactly as before. Django's own are subclassed,
+# so the admin's checks still find them. The session and CSRF middlewares stay as Django ships
+# them (`check --deploy` looks for them by name); untouched, they cost a bot request next to
+# nothing.
 
 
 class _SkippedOnApi:
@@ -140,17 +140,6 @@ class _SkippedOnApi:
         if _api(request):
             return self.get_response(request)
         return super().__call__(request)
-
-
-class BrowserSessionMiddleware(_SkippedOnApi, SessionMiddleware):
-    pass
-
-
-class BrowserCsrfViewMiddleware(_SkippedOnApi, CsrfViewMiddleware):
-    def process_view(self, request, callback, callback_args, callback_kwargs):
-        if _api(request):
-            return None
-        return super().process_view(request, callback, callback_args, callback_kwargs)
 
 
 class BrowserAuthenticationMiddleware(_SkippedOnApi, AuthenticationMiddleware):

@@ -67,11 +67,11 @@ MIDDLEWARE = [
     "clara.middleware.MalformedRequestMiddleware",
     # 413 for an API body over CLARA_API_MAX_BODY_BYTES, before anything reads it.
     "clara.middleware.ApiBodyLimitMiddleware",
-    # The browser-only middlewares (clara/middleware.py "Browser*") are Django's and the
-    # dashboard's, skipped on /api/: the bot API uses no session, login or CSRF cookie.
-    "clara.middleware.BrowserSessionMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "clara.middleware.BrowserCsrfViewMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    # The browser-only middlewares (clara/middleware.py "Browser*") are Django's and the
+    # dashboard's, skipped on /api/: the bot API uses no login, messages or second factor.
     "clara.middleware.BrowserAuthenticationMiddleware",
     "clara.middleware.BrowserMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
