@@ -14,10 +14,19 @@ every fourth turn). This process is the second one: it drives the bot flow over 
 
 Each concurrent bot session is one thread with a keep-alive connection: POST /sessions, then per
 turn POST .../context, a pause (the LLM writing its reply), POST .../exchanges with an idempotency
-key, a pause (the person answering), and finally POST .../close. Pauses are exponential with mean
---think seconds, so sessions don't march in step; --think 0 is a closed loop that measures
-capacity, not latency. A real conversation pauses seconds per turn; the default 0.5 s is already
-several times busier than that.
+key, a pause (the person answering), and finally POST .../close.
+
+Pacing. By default each session paces itself like a real conversation: after /context the LLM
+writes its reply (--reply-pause, uniform 1-3 s), after /exchanges the person hears it and answers
+(--person-pause, uniform 5-15 s; people living with dementia often take longer). A turn is then
+about 12 s, so one session asks about 2 / 12 = 0.17 requests/s and 100 sessions about 17
+requests/s: at the ~13 ms of server CPU a /context or /exchanges cost before issue 20, 0.22 CPU
+s/s, a ninth of this machine's 2 cores. Sessions start at a random moment within one turn, as
+conversations that began at different times do, not all in the same millisecond, and end the
+same way: when a level's time is up each session closes at a random moment within one turn.
+--think S replaces both pauses by one exponential pause with mean S seconds (the earlier model:
+--think 0.5 makes 100 sessions ask about 200 requests/s, beyond 2 cores at ~13 ms each), and
+--think 0 is a closed loop that measures capacity, not latency.
 
 Errors are non-2xx answers and requests that fail. A request on a kept-alive connection that the
 server closed in between (gunicorn recycles workers after --max-requests) is sent again once on a
@@ -242,14 +251,54 @@ class Recorder:
             self.reconnects += 1
 
 
+class Pacing:
+    """The pauses of a bot session: one exponential pause of mean `think` seconds after every
+    call, or (think None) the LLM's reply after /context and the person's answer after
+    /exchanges, each uniform within its (low, high) range in seconds."""
+
+    def __init__(
+        self,
+        think: float | None,
+        reply: tuple[float, float] = (1.0, 3.0),
+        person: tuple[float, float] = (5.0, 15.0),
+    ):
+        self.think, self.reply, self.person = think, reply, person
+
+    def __str__(self) -> str:
+        if self.think is not None:
+            return f"think {self.think}"
+        return f"reply {self.reply[0]:g}-{self.reply[1]:g}, person {self.person[0]:g}-{self.person[1]:g}"
+
+    def after(self, step: str, rng: random.Random) -> float:
+        if self.think is not None:
+            return rng.expovariate(1 / self.think) if self.think > 0 else 0.0
+        low, high = self.reply if step == "context" else self.person
+        return rng.uniform(low, high)
+
+    def start_offset(self, rng: random.Random) -> float:
+        """When a session starts, or closes after the level's time is up: anywhere within one
+        turn (0 with --think)."""
+        if self.think is not None:
+            return 0.0
+        return rng.uniform(0, self.reply[1] + self.person[1])
+
+
+def seconds_range(text: str) -> tuple[float, float]:
+    low, _, high = text.partition("-")
+    low_s, high_s = float(low), float(high or low)
+    if not 0 <= low_s <= high_s:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected LOW-HIGH seconds, LOW <= HIGH")
+    return low_s, high_s
+
+
 class BotSession(threading.Thread):
-    def __init__(self, n: int, base: str, key: str, think: float, stop: threading.Event, rec):
+    def __init__(self, n: int, base: str, key: str, pacing: Pacing, stop: threading.Event, rec):
         super().__init__(daemon=True)
         parts = urlsplit(base)
         self.host, self.port = parts.hostname, parts.port or 80
         self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         self.random = random.Random(n)
-        self.think, self.stop_event, self.rec = think, stop, rec
+        self.pacing, self.stop_event, self.rec = pacing, stop, rec
         self.conn: http.client.HTTPConnection | None = None
 
     def _connect(self) -> http.client.HTTPConnection:
@@ -290,11 +339,15 @@ class BotSession(threading.Thread):
             return None
         return None
 
-    def _pause(self) -> None:
-        if self.think > 0:
-            self.stop_event.wait(self.random.expovariate(1 / self.think))
+    def _pause(self, after: str) -> None:
+        seconds = self.pacing.after(after, self.random)
+        if seconds > 0:
+            self.stop_event.wait(seconds)
 
     def run(self) -> None:
+        offset = self.pacing.start_offset(self.random)
+        if offset and self.stop_event.wait(offset):
+            return
         session = self._call("session", "/api/v1/sessions", {"user_id": str(uuid.uuid4())})
         if session is None:
             return
@@ -310,7 +363,7 @@ class BotSession(threading.Thread):
                 "trajectory": "stable",
             }
             self._call("context", f"{base}/context", {"message": message, "emotion": reading})
-            self._pause()
+            self._pause("context")
             if self.stop_event.is_set():
                 break
             turn += 1
@@ -324,16 +377,19 @@ class BotSession(threading.Thread):
                     "emotion": reading,
                 },
             )
-            self._pause()
+            self._pause("exchange")
+        # Conversations end at different moments, as they started: not all 100 in the same
+        # millisecond when the level's time is up.
+        time.sleep(self.pacing.start_offset(self.random))
         self._call("close", f"{base}/close", {})
         if self.conn is not None:
             self.conn.close()
 
 
-def run_level(base: str, key: str, sessions: int, seconds: float, think: float) -> dict:
+def run_level(base: str, key: str, sessions: int, seconds: float, pacing: Pacing) -> dict:
     rec = Recorder()
     stop = threading.Event()
-    threads = [BotSession(n, base, key, think, stop, rec) for n in range(sessions)]
+    threads = [BotSession(n, base, key, pacing, stop, rec) for n in range(sessions)]
     load_before = loadavg()
     started = time.perf_counter()
     for thread in threads:
@@ -359,7 +415,7 @@ def run_level(base: str, key: str, sessions: int, seconds: float, think: float) 
     return {
         "sessions": sessions,
         "seconds": round(elapsed, 1),
-        "think": think,
+        "pacing": str(pacing),
         "requests": total,
         "requests_per_s": round(total / elapsed, 1),
         "turns_per_s": round(steps["exchange"]["count"] / elapsed, 1),
@@ -374,7 +430,7 @@ def run_level(base: str, key: str, sessions: int, seconds: float, think: float) 
 
 def markdown(results: list[dict]) -> str:
     lines = [
-        "| sessions | think s | requests/s | turns/s | step | count | p50 ms | p95 ms | p99 ms "
+        "| sessions | pacing s | requests/s | turns/s | step | count | p50 ms | p95 ms | p99 ms "
         "| max ms | errors | reconnects | load before → after |",
         "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
@@ -382,7 +438,7 @@ def markdown(results: list[dict]) -> str:
         for i, step in enumerate(("context", "exchange", "session", "close")):
             s = result["steps"][step]
             head = (
-                f"| {result['sessions']} | {result['think']} | {result['requests_per_s']} "
+                f"| {result['sessions']} | {result['pacing']} | {result['requests_per_s']} "
                 f"| {result['turns_per_s']} "
                 if i == 0
                 else "| | | | "
@@ -404,7 +460,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--levels", default="10,25,50", help="concurrent bot sessions per level")
     parser.add_argument("--duration", type=float, default=60, help="seconds per level")
-    parser.add_argument("--think", type=float, default=0.5, help="mean pause between calls, s")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=None,
+        help="one exponential pause of this mean after every call, s (default: --reply-pause "
+        "and --person-pause)",
+    )
+    parser.add_argument(
+        "--reply-pause",
+        type=seconds_range,
+        default=(1.0, 3.0),
+        help="LOW-HIGH s after /context: the LLM writes its reply (default 1-3)",
+    )
+    parser.add_argument(
+        "--person-pause",
+        type=seconds_range,
+        default=(5.0, 15.0),
+        help="LOW-HIGH s after /exchanges: the person hears it and answers (default 5-15)",
+    )
     parser.add_argument(
         "--database-url", default="postgres://postgres@127.0.0.1:5432/clara_load_test"
     )
@@ -417,6 +491,7 @@ def main() -> None:
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
+    pacing = Pacing(args.think, args.reply_pause, args.person_pause)
 
     deployment = None
     if args.url:
@@ -429,11 +504,11 @@ def main() -> None:
         base = deployment.url
     try:
         log("warm-up: 10 sessions for 5 s (not recorded)")
-        run_level(base, key, 10, 5, args.think)
+        run_level(base, key, 10, 5, Pacing(0.5))
         results = []
         for sessions in levels:
             log(f"{sessions} concurrent bot sessions for {args.duration:.0f} s")
-            result = run_level(base, key, sessions, args.duration, args.think)
+            result = run_level(base, key, sessions, args.duration, pacing)
             results.append(result)
             ctx, exc = result["steps"]["context"], result["steps"]["exchange"]
             log(

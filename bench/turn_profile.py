@@ -170,6 +170,8 @@ def main(argv=None) -> int:
             stats.sort_stats("tottime").print_stats(25)
             path = mb.RESULTS_DIR / f"turn-profile-{name}-{args.size}.txt"
             path.write_text(out.getvalue())
+            # The raw profile too, for `pstats` (print_callees) or snakeviz.
+            profiler.dump_stats(path.with_suffix(".prof"))
             print(f"  profile: {path}", flush=True)
     print(f"load average {mb.loadavg()}")
     mb.remove_sqlite(work)

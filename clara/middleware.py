@@ -4,7 +4,10 @@ import re
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.module_loading import import_string
 
 from clara import health
 
@@ -115,3 +118,60 @@ class ApiBodyLimitMiddleware:
                     status=413,
                 )
         return self.get_response(request)
+
+
+def _api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+# --- Browser-only middleware -----------------------------------------------------------------
+#
+# The bot API authenticates each request by its key (Authorization: Bearer) and uses no login,
+# flash message or second factor. Reading the login loaded the session on every bot request, and
+# these middlewares cost about a tenth of a per-turn request (docs/benchmarks.md), so on /api/
+# they are skipped; on every other path they run exactly as before. Django's own are subclassed,
+# so the admin's checks still find them. The session and CSRF middlewares stay as Django ships
+# them (`check --deploy` looks for them by name); untouched, they cost a bot request next to
+# nothing.
+
+
+class _SkippedOnApi:
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _api(request):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class BrowserAuthenticationMiddleware(_SkippedOnApi, AuthenticationMiddleware):
+    pass
+
+
+class BrowserMessageMiddleware(_SkippedOnApi, MessageMiddleware):
+    pass
+
+
+class BrowserOnly:
+    """Runs the middleware named by `wrapped` on every path but the bot API's."""
+
+    wrapped = ""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.inner = import_string(self.wrapped)(get_response)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _api(request):
+            return self.get_response(request)
+        return self.inner(request)
+
+
+class BrowserOTPMiddleware(BrowserOnly):
+    wrapped = "django_otp.middleware.OTPMiddleware"
+
+
+class BrowserLoginSessionMiddleware(BrowserOnly):
+    wrapped = "dashboard.sessions.LoginSessionMiddleware"
+
+
+class BrowserSecondFactorMiddleware(BrowserOnly):
+    wrapped = "dashboard.two_factor.SecondFactorMiddleware"

@@ -70,19 +70,21 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # The browser-only middlewares (clara/middleware.py "Browser*") are Django's and the
+    # dashboard's, skipped on /api/: the bot API uses no login, messages or second factor.
+    "clara.middleware.BrowserAuthenticationMiddleware",
+    "clara.middleware.BrowserMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Dashboard GETs read from DATABASE_REPLICA_URL when it is set (a no-op without it).
     "clara.replica.ReplicaReadsMiddleware",
     # request.user.is_verified(): whether this login passed its second factor.
-    "django_otp.middleware.OTPMiddleware",
+    "clara.middleware.BrowserOTPMiddleware",
     # Idle timeout and absolute lifetime of a login; background polls are not activity; an
     # expired login inside htmx sends the browser to the login page (HX-Redirect).
-    "dashboard.sessions.LoginSessionMiddleware",
+    "clara.middleware.BrowserLoginSessionMiddleware",
     # Organisation admins and operators reach nothing but the second-factor pages until verified.
-    "dashboard.two_factor.SecondFactorMiddleware",
+    "clara.middleware.BrowserSecondFactorMiddleware",
     # The dashboard's 403, 404 and 500 pages under any DEBUG (never the URL list or a traceback).
     "dashboard.errors.ErrorPagesMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.

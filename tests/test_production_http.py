@@ -39,6 +39,28 @@ def test_error_responses_are_never_stored_either(anonymous_api):
     assert response["Cache-Control"] == "no-store"
 
 
+def test_the_bot_api_runs_without_the_browser_middlewares(staff_client, api_key):
+    # A browser's login cookie on a bot request: the API neither reads nor renews the login
+    # (no session saved, no cookie set, nothing varies by cookie) and wants no CSRF token.
+    staff_client.handler.enforce_csrf_checks = True
+    api_response = staff_client.post(
+        "/api/v1/sessions",
+        "{}",
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {api_key}"},
+    )
+
+    assert api_response.status_code == 201
+    assert not api_response.cookies
+    assert "Cookie" not in api_response.get("Vary", "")
+    # The same login on the dashboard still goes through all of them.
+    page = staff_client.get("/admin/")
+    assert page.status_code == 200
+    assert "Cookie" in page["Vary"]
+    refused = staff_client.post("/admin/logout/")
+    assert refused.status_code == 403  # no CSRF token
+
+
 def test_admin_pages_carry_the_policy(staff_client):
     response = staff_client.get("/admin/memory/person/")
 

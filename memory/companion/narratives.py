@@ -45,6 +45,7 @@ from django.utils.dateparse import parse_datetime
 
 from memory.companion.models import Narrative
 from memory.conversations.models import NarrativeUsage
+from memory.conversations.sql import db_uuid, from_db_json_value
 
 # --- Weights -----------------------------------------------------------------------------------
 
@@ -218,13 +219,19 @@ def answer_words(text: str | None) -> frozenset[str]:
     return frozenset(words)
 
 
+@lru_cache(maxsize=4096)
+def _tag_words(tags: tuple[str, ...]) -> frozenset[str]:
+    """Every word of these theme tags and its likely singular. Cached: the same library
+    narratives are scored on every turn, and splitting their tags was a tenth of the ranking."""
+    words: set[str] = set()
+    for tag in tags:
+        for word in _WORD.findall(tag.lower()):
+            words |= _word_variants(word)
+    return frozenset(words)
+
+
 def _shares_theme(narrative: NarrativeLike, words: frozenset[str]) -> bool:
-    return any(
-        variant in words
-        for tag in narrative.theme_tags
-        for word in _WORD.findall(tag.lower())
-        for variant in _word_variants(word)
-    )
+    return not words.isdisjoint(_tag_words(tuple(narrative.theme_tags)))
 
 
 def _score(
@@ -400,10 +407,47 @@ def theme_tags_of(narrative_ids: Collection[str]) -> dict[str, list[str]]:
         return {}
     wanted = set(narrative_ids)
     found = {c.id: c.theme_tags for c in _library() if c.id in wanted}
-    missing = wanted - found.keys()
+    missing = sorted(wanted - found.keys())
     if missing:
-        found.update(Narrative.objects.filter(id__in=missing).values_list("id", "theme_tags"))
+        placeholders = ", ".join(["%s"] * len(missing))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, theme_tags FROM narratives WHERE id IN ({placeholders})", missing
+            )
+            found.update((row[0], _json_list(row[1])) for row in cursor.fetchall())
     return found
+
+
+def _json_list(value) -> list:
+    return from_db_json_value(value) or []
+
+
+# A person's own active narratives, read on every turn that may tell a story. Hand-written: for
+# the (usually empty) answer, building the ORM query cost more than the rest of the choice.
+_PERSON_CANDIDATES_SQL = """
+    SELECT id, title, category, target_emotions, question_types, theme_tags, length, text
+    FROM narratives WHERE person_id = %s AND active = %s"""
+
+
+def _person_candidates(person_id: uuid.UUID) -> list["_Candidate"]:
+    params = [db_uuid(person_id), True]
+    with connection.cursor() as cursor:
+        cursor.execute(_PERSON_CANDIDATES_SQL, params)
+        rows = cursor.fetchall()
+    return [
+        _Candidate(
+            id=id_,
+            title=title,
+            category=category,
+            target_emotions=_json_list(emotions),
+            question_types=_json_list(questions),
+            theme_tags=_json_list(tags),
+            length=length,
+            text=text,
+            person_id=person_id,
+        )
+        for id_, title, category, emotions, questions, tags, length, text in rows
+    ]
 
 
 # Hand-written because the ORM took longer to build and read this query than the database took
@@ -498,12 +542,7 @@ def narrative_choose(
     now = now or timezone.now()
     candidates = list(_library())
     if person_id is not None:
-        candidates += [
-            _Candidate(*row)
-            for row in Narrative.objects.filter(person_id=person_id, active=True).values_list(
-                *_CANDIDATE_FIELDS
-            )
-        ]
+        candidates += _person_candidates(person_id)
     if not candidates:
         return None
     if used_in_session is None:

@@ -52,6 +52,12 @@ def from_db_json(value) -> dict:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
+def from_db_json_value(value):
+    """A JSON column's value (list, dict, scalar or None) as a raw cursor returns it: its text
+    on SQLite and with Django's psycopg loaders, already parsed elsewhere."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
 # What each encrypted column's values are bound to (memory/core/fields.py `context_of`): the
 # same "<table>.<column>" the fields use, so the ORM and this SQL read each other's values.
 MESSAGE_CONTENT = "chat_messages.content"
