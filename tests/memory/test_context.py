@@ -489,7 +489,9 @@ def test_escalation_is_reported_in_the_analysis(api):
 
 @pytest.mark.django_db
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     script=st.lists(st.sampled_from(SAID), min_size=1, max_size=12),

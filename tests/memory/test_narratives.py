@@ -458,7 +458,9 @@ def test_property_no_ranked_narrative_mentions_an_avoided_topic(avoid, emotion):
 
 @pytest.mark.django_db
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     avoid=st.lists(topics, min_size=1, max_size=3),
