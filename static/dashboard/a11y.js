@@ -44,6 +44,15 @@
     };
   });
 
+  // A form refused (400) comes back with its errors naming the field: show them in place, as
+  // the same form without htmx would (htmx leaves error responses unswapped by default).
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    if (evt.detail.xhr && evt.detail.xhr.status === 400) {
+      evt.detail.shouldSwap = true;
+      evt.detail.isError = false;
+    }
+  });
+
   document.addEventListener("htmx:afterSettle", function (evt) {
     var done = pending;
     if (!done || evt.detail.elt === undefined) return;
