@@ -18,7 +18,7 @@ from dashboard.access import Need, get_person_for
 from dashboard.forms import ConversationFilterForm
 from dashboard.models import AuditAction
 from dashboard.selectors import _SESSION_FIELDS, SessionRow, _local_midnight, _session_row
-from memory.core.person import person_zone
+from memory.core.person import CaregiverContext, person_zone
 from memory.models import Alert, ChatMessage, Person, Session
 
 SEARCH_MESSAGES = 20_000
@@ -58,6 +58,7 @@ def conversations_find(
 ) -> Found:
     """The person's conversations matching every filter, newest first, one page of them."""
     zone = person_zone(person)
+    about = CaregiverContext.of(person)
     sessions = Session.objects.filter(person_id=person.id, message_count__gt=0)
     if filters.feeling:
         sessions = sessions.filter(dominant_emotion=filters.feeling)
@@ -76,7 +77,9 @@ def conversations_find(
                 offset : offset + per_page + 1
             ]
         )  # idx_sessions_person_created
-        return Found([_session_row(r, zone) for r in rows[:per_page]], len(rows) > per_page, {})
+        return Found(
+            [_session_row(r, zone, about) for r in rows[:per_page]], len(rows) > per_page, {}
+        )
     wanted = filters.words.casefold().split()
     messages = (
         ChatMessage.objects.filter(person_id=person.id, session_id__in=sessions.values("id"))
@@ -102,7 +105,7 @@ def conversations_find(
         row["id"]: row for row in Session.objects.filter(id__in=chosen).values(*_SESSION_FIELDS)
     }
     return Found(
-        [_session_row(by_id[i], zone) for i in chosen],
+        [_session_row(by_id[i], zone, about) for i in chosen],
         len(order) > offset + per_page,
         snippets,
         partial=read > SEARCH_MESSAGES,

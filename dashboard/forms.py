@@ -3,6 +3,7 @@
 from django import forms
 
 from dashboard.models import CareRole
+from memory.core.person import zone_exists
 from memory.models import Alert
 
 
@@ -74,14 +75,41 @@ class TopicsForm(forms.Form):
 
 
 class AnswersForm(forms.Form):
-    """One agreed answer per kind of repeated question (fields named answer_<question type>)."""
+    """One agreed answer per kind of repeated question (fields named answer_<question type>),
+    and the agreed answers to questions picked from the repeated-questions panel (agreed_<n>,
+    in their stored order; emptied, one is removed)."""
 
-    def __init__(self, *args, question_types: list[tuple[str, str]], **kwargs):
+    def __init__(
+        self,
+        *args,
+        question_types: list[tuple[str, str]],
+        agreed: list[tuple[str, str]] = (),
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         for value, label in question_types:
             self.fields[f"answer_{value}"] = forms.CharField(
                 label=label, max_length=500, required=False, strip=True, widget=forms.Textarea
             )
+        # (label, current answer) of each picked question; the label is what the page may show.
+        for index, (label, answer) in enumerate(agreed):
+            self.fields[f"agreed_{index}"] = forms.CharField(
+                label=label,
+                max_length=500,
+                required=False,
+                strip=True,
+                widget=forms.Textarea,
+                initial=answer,
+            )
+
+    def picked_answers(self) -> list[str]:
+        """The answers to the picked questions, in order ("" to remove one)."""
+        found = []
+        index = 0
+        while f"agreed_{index}" in self.cleaned_data:
+            found.append(self.cleaned_data[f"agreed_{index}"])
+            index += 1
+        return found
 
     def answers(self) -> dict[str, str]:
         return {
@@ -99,6 +127,28 @@ class PersonInLifeForm(forms.Form):
 
 class RoutineForm(forms.Form):
     routine = forms.CharField(max_length=300, strip=True)
+
+
+class HomeForm(forms.Form):
+    """Where the person lives, and the time zone charts and times are shown in."""
+
+    home = forms.CharField(max_length=200, strip=True, required=False)
+    time_zone = forms.CharField(max_length=64, strip=True, required=False)
+
+    def clean_time_zone(self) -> str:
+        zone = self.cleaned_data["time_zone"]
+        if zone and not zone_exists(zone):
+            raise forms.ValidationError(
+                f"Time zone: “{zone}” is not a time zone we know. Choose one from the list, "
+                "such as Europe/London."
+            )
+        return zone
+
+
+class AgreedAnswerForm(forms.Form):
+    """The family's agreed answer to one question the person repeats."""
+
+    answer = forms.CharField(max_length=500, strip=True, widget=forms.Textarea)
 
 
 class MemoryEditForm(forms.Form):

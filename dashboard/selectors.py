@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Avg, Count, F, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from dashboard import access, words
+from dashboard import access, naming, words
 from dashboard.models import AuditEvent, CareTeamMembership
 from dashboard.sql import LocalWeekHour
 from memory.conversations import escalation
@@ -521,6 +521,10 @@ class RepeatedQuestion:
     times: int
     conversations: int
     wordings: int = 1  # how many different wordings (by words or by meaning) were one question
+    # One repetition record of the most frequent wording, and its keyed words: the profile's
+    # "set an agreed answer" names the question by this record.
+    record_id: uuid.UUID | None = None
+    fingerprint: str = ""
 
     @property
     def in_other_words(self) -> bool:
@@ -618,6 +622,8 @@ def most_repeated_questions(
                 times=times,
                 conversations=len(set().union(*(member.sessions for member in members))),
                 wordings=len(members),
+                record_id=members[0].record_id,
+                fingerprint=members[0].fingerprint,
             )
         )
     found.sort(key=lambda q: (-q.times, _said_the_same(q.example)))
@@ -861,7 +867,8 @@ _SESSION_FIELDS = (
 )
 
 
-def _session_row(row: dict, zone: ZoneInfo) -> SessionRow:
+def _session_row(row: dict, zone: ZoneInfo, about: CaregiverContext | None = None) -> SessionRow:
+    """One conversation's row; its summary in the current name and pronouns when `about`."""
     return SessionRow(
         id=row["id"],
         started=row["created_at"].astimezone(zone),
@@ -870,7 +877,7 @@ def _session_row(row: dict, zone: ZoneInfo) -> SessionRow:
         message_count=row["message_count"],
         dominant_emotion=row["dominant_emotion"],
         escalation_triggered=row["escalation_triggered"],
-        summary=row["session_summary"] or {},
+        summary=naming.summary_as_now(row["session_summary"] or {}, about),
     )
 
 
@@ -885,14 +892,17 @@ def sessions_page(
         .order_by("-created_at")
         .values(*_SESSION_FIELDS)[offset : offset + per_page + 1]
     )  # idx_sessions_person_created
-    return [_session_row(row, zone) for row in rows[:per_page]], len(rows) > per_page
+    about = CaregiverContext.of(person)
+    return [_session_row(row, zone, about) for row in rows[:per_page]], len(rows) > per_page
 
 
 def session_for_person(*, person: Person, session_id: uuid.UUID) -> SessionRow | None:
     """The person's conversation with this id, or None (another person's session is not theirs)."""
     row = Session.objects.filter(id=session_id, person_id=person.id).values(*_SESSION_FIELDS)
     row = row.first()
-    return None if row is None else _session_row(row, person_zone(person))
+    if row is None:
+        return None
+    return _session_row(row, person_zone(person), CaregiverContext.of(person))
 
 
 @dataclass

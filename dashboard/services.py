@@ -5,6 +5,7 @@ erasure's, written here with its outcome.
 """
 
 import uuid
+from dataclasses import replace
 
 from django.db import transaction
 
@@ -12,12 +13,29 @@ from dashboard.access import Access, audit_record
 from dashboard.alerting import delivery
 from dashboard.models import AuditAction, CareRole, CareTeamMembership, FactSuggestion
 from memory import privacy
-from memory.core.person import CaregiverContext
+from memory.core.person import AgreedQuestion, CaregiverContext
 from memory.facts import store
-from memory.models import Alert, Memory, MemoryType, OrganisationMembership, Person
+from memory.models import (
+    Alert,
+    Memory,
+    MemoryType,
+    OrganisationMembership,
+    Person,
+    RepetitionRecord,
+)
 
 # Keys of Person.caregiver_context the profile page edits (the companion and summaries read them).
-PROFILE_FIELDS = ("preferred_name", "pronouns", "known_topics", "avoid_topics", "agreed_answers")
+PROFILE_FIELDS = (
+    "preferred_name",
+    "pronouns",
+    "known_topics",
+    "avoid_topics",
+    "agreed_answers",
+    "home",
+    "time_zone",
+    "family",
+    "agreed_questions",
+)
 
 
 def alert_act(*, alert: Alert, status: str, user) -> Alert:
@@ -95,6 +113,65 @@ def profile_update(*, person: Person, changes: dict) -> Person:
         locked.save(update_fields=["caregiver_context"])
     person.caregiver_context = locked.caregiver_context
     return person
+
+
+def _profile_change(*, person: Person, change) -> Person:
+    """Apply `change(about) -> changes` to the freshly locked profile (read, then write)."""
+    with transaction.atomic():
+        locked = Person.objects.select_for_update().get(id=person.id)
+        about = CaregiverContext.of(locked)
+        locked.caregiver_context = about.updated(**change(about))
+        locked.save(update_fields=["caregiver_context"])
+    person.caregiver_context = locked.caregiver_context
+    return person
+
+
+def agreed_question_set(*, person: Person, record: RepetitionRecord, answer: str) -> Person:
+    """Agree the answer Clara gives when the person asks this question again (a repetition
+    record of theirs names it). Replaces the answer already agreed for the same question (same
+    keyed words); stored in the encrypted profile with the question in the person's words."""
+    agreed = AgreedQuestion(
+        question=record.original_message,
+        answer=answer,
+        question_type=record.question_type,
+        fingerprint=record.fingerprint,
+    )
+
+    def change(about: CaregiverContext) -> dict:
+        kept = [
+            q
+            for q in about.agreed_questions
+            if not (
+                (q.fingerprint and q.fingerprint == agreed.fingerprint)
+                or q.question == agreed.question
+            )
+        ]
+        return {"agreed_questions": [*kept, agreed]}
+
+    return _profile_change(person=person, change=change)
+
+
+def agreed_questions_update(*, person: Person, answers: list[str]) -> Person:
+    """New answers to the picked questions, in their stored order; an empty one is removed."""
+
+    def change(about: CaregiverContext) -> dict:
+        kept = []
+        for index, agreed in enumerate(about.agreed_questions):
+            answer = answers[index] if index < len(answers) else agreed.answer
+            if answer:
+                kept.append(replace(agreed, answer=answer))
+        return {"agreed_questions": kept}
+
+    return _profile_change(person=person, change=change)
+
+
+def family_contact_remove(*, person: Person, name: str) -> Person:
+    """Take someone off the settings' list of people in the person's life (by name)."""
+
+    def change(about: CaregiverContext) -> dict:
+        return {"family": [c for c in about.family if c.name.casefold() != name.casefold()]}
+
+    return _profile_change(person=person, change=change)
 
 
 def person_in_life_add(

@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import export, home, two_factor, views
+from dashboard import export, home, profile, two_factor, views
 from dashboard.accounts import views as accounts
 from dashboard.alerting import views as alerting_views
 from dashboard.notes import views as notes_views
@@ -49,8 +49,23 @@ urlpatterns = [
     path(f"{person}team/", views.team, name="team"),
     path(f"{person}team/add/", views.team_add, name="team_add"),
     path(f"{person}team/<int:membership_id>/", views.team_member, name="team_member"),
-    path(f"{person}profile/", views.profile, name="profile"),
-    path(f"{person}profile/<slug:section>/", views.profile_section, name="profile_section"),
+    path(f"{person}profile/", profile.profile, name="profile"),
+    path(
+        f"{person}profile/answers/<uuid:record_id>/",
+        profile.agreed_answer,
+        name="agreed_answer",
+    ),
+    path(
+        f"{person}profile/people/entered/remove/",
+        profile.family_contact_remove,
+        name="family_contact_remove",
+    ),
+    path(
+        f"{person}profile/<slug:section>/<uuid:memory_id>/<slug:action>/",
+        profile.profile_memory,
+        name="profile_memory",
+    ),
+    path(f"{person}profile/<slug:section>/", profile.profile_section, name="profile_section"),
     path(f"{person}memories/", views.memories, name="memories"),
     path(
         f"{person}memories/<uuid:memory_id>/<slug:action>/",

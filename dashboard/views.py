@@ -29,15 +29,10 @@ from dashboard.access import (
 from dashboard.alerting import views as alerting_views
 from dashboard.forms import (
     AlertStatusForm,
-    AnswersForm,
     EraseForm,
     MemberAddForm,
     MemberUpdateForm,
     MemoryEditForm,
-    NameForm,
-    PersonInLifeForm,
-    RoutineForm,
-    TopicsForm,
 )
 from dashboard.models import AuditAction, CareRole
 from dashboard.notes import services as notes_services
@@ -46,7 +41,7 @@ from memory.conversations.repetition import CHRONIC_AT
 from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import store
-from memory.models import Alert, MemoryType, QuestionType
+from memory.models import Alert
 from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
@@ -65,11 +60,18 @@ def _render(
     if partial and request.htmx:
         template = f"{template}#{partial}"
     if access is not None:
+        about = CaregiverContext.of(access.person)
+        short_name = _short_name(access)
         context = {
             "person": access.person,
             "access": access,
             "name": selectors.person_name(access.person),
-            "short_name": _short_name(access),
+            "short_name": short_name,
+            "subject": about.subject,
+            # Times are where the person lives only once the caregivers set the zone: until
+            # then pages say UTC and ask for it (no silent fallback).
+            "zone_set": about.zone_set,
+            "zone_words": f"where {short_name} lives" if about.zone_set else "in UTC",
             **context,
         }
         with timezone.override(person_zone(access.person)):
@@ -206,7 +208,7 @@ def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpRespons
     ]
     per_session = selectors.questions_per_session(person=access.person, now=now)
     by_hour = selectors.questions_by_hour(person=access.person, now=now)
-    agreed = CaregiverContext.of(access.person).agreed_answers
+    about = CaregiverContext.of(access.person)
     repeated = selectors.most_repeated_questions(person=access.person, now=now)
     # The person's own words only for members granted transcripts; Clara's words otherwise.
     with_words = access.can_see_transcripts
@@ -217,7 +219,8 @@ def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpRespons
         "repeated": [
             (
                 words.repeated_question_sentence(q, subject=subject, with_words=with_words),
-                agreed.get(q.question_type),
+                _agreed_answer_of(about, q),
+                q.record_id,
             )
             for q in repeated
         ],
@@ -240,6 +243,15 @@ def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpRespons
     return _render(
         request, "dashboard/person_repetition.html", access, context, partial="repetition"
     )
+
+
+def _agreed_answer_of(about: CaregiverContext, question) -> str | None:
+    """The answer agreed for this repeated question (picked from this panel: the same keyed
+    words), else the one agreed for its kind of question."""
+    for agreed in about.agreed_questions:
+        if question.fingerprint and agreed.fingerprint == question.fingerprint:
+            return agreed.answer
+    return about.agreed_answers.get(question.question_type)
 
 
 @login_required
@@ -488,151 +500,7 @@ def team_member(request: HttpRequest, person_id: uuid.UUID, membership_id: int) 
     return redirect("dashboard:team", person_id=person_id)
 
 
-# --- The person's profile, as caregivers curate it ---------------------------------------------
-
-PROFILE_SECTIONS = ("name", "topics", "answers", "people", "routines")
-# Every kind of question a person repeats, except "other".
-ANSWER_TYPES = [
-    (value, words.question_label(value))
-    for value, _ in QuestionType.choices
-    if value != QuestionType.GENERAL
-]
-
-
-def _profile_form(section: str, person, data=None):
-    about = CaregiverContext.of(person)
-    if section == "name":
-        initial = {"preferred_name": about.preferred_name, "pronouns": about.pronouns}
-        return NameForm(data, initial=initial)
-    if section == "topics":
-        initial = {
-            "known_topics": "\n".join(about.known_topics),
-            "avoid_topics": "\n".join(about.avoid_topics),
-        }
-        return TopicsForm(data, initial=initial)
-    if section == "answers":
-        initial = {f"answer_{key}": value for key, value in about.agreed_answers.items()}
-        return AnswersForm(data, initial=initial, question_types=ANSWER_TYPES)
-    if section == "people":
-        return PersonInLifeForm(data)
-    return RoutineForm(data)
-
-
-def _profile_context(access: Access, *, editing: str | None = None, form=None) -> dict:
-    about = CaregiverContext.of(access.person)
-    agreed = about.agreed_answers
-    forms = {section: _profile_form(section, access.person) for section in PROFILE_SECTIONS}
-    if editing and form is not None:
-        forms[editing] = form
-    return {
-        "editing": editing,
-        "forms": forms,
-        "profile": {
-            "preferred_name": about.preferred_name,
-            "pronouns": about.pronouns,
-            "known": list(about.known_topics),
-            "avoid": list(about.avoid_topics),
-            "answers": [(label, agreed.get(value, "")) for value, label in ANSWER_TYPES],
-        },
-        "people_in_life": selectors.memories_of_type(
-            person=access.person, memory_type=MemoryType.PEOPLE
-        ),
-        "routines": selectors.memories_of_type(
-            person=access.person, memory_type=MemoryType.ROUTINE
-        ),
-    }
-
-
-@login_required
-@require_GET
-def profile(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    """The person's profile: name, topics, agreed answers, people in their life, routines."""
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PROFILE)
-    editing = request.GET.get("edit")
-    if editing not in PROFILE_SECTIONS:
-        editing = None
-    return _render(
-        request, "dashboard/profile.html", access, _profile_context(access, editing=editing)
-    )
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-@vary_on_headers("HX-Request")
-def profile_section(request: HttpRequest, person_id: uuid.UUID, section: str) -> HttpResponse:
-    """One section of the profile: shown, as a form (?edit=1), or saved (POST)."""
-    if section not in PROFILE_SECTIONS:
-        raise Http404("No such section.")
-    posting = request.method == "POST"
-    access = get_person_for(
-        request.user,
-        person_id,
-        # Agreed answers are what Clara tells the person as true: staff and admins set them.
-        need=Need.CONFIRM if posting and section == "answers" else Need.VIEW,
-        action=AuditAction.EDIT_PROFILE if posting else AuditAction.VIEW_PROFILE,
-        object_id=section,
-    )
-    editing = section if request.GET.get("edit") and not posting else None
-    if posting:
-        form = _profile_form(section, access.person, request.POST)
-        error = None
-        if form.is_valid():
-            error = _profile_save(section, form, access, request.user)
-            if error:
-                form.add_error(None, error)
-        if not form.is_valid() or error:
-            context = _profile_context(access, editing=section, form=form)
-            return _render(
-                request,
-                "dashboard/profile.html",
-                access,
-                context,
-                partial=f"{section}-section",
-                status=400,
-            )
-        if not request.htmx:
-            messages.success(request, "Saved.")
-            return redirect(reverse("dashboard:profile", args=[person_id]) + f"#profile-{section}")
-    context = _profile_context(access, editing=editing)
-    return _render(request, "dashboard/profile.html", access, context, partial=f"{section}-section")
-
-
-def _profile_save(section: str, form, access: Access, user) -> str | None:
-    """Apply a valid profile form; returns a sentence for the caregiver if the memory refused."""
-    data = form.cleaned_data
-    if section == "name":
-        services.profile_update(
-            person=access.person,
-            changes={"preferred_name": data["preferred_name"], "pronouns": data["pronouns"]},
-        )
-    elif section == "topics":
-        services.profile_update(
-            person=access.person,
-            changes={"known_topics": data["known_topics"], "avoid_topics": data["avoid_topics"]},
-        )
-    elif section == "answers":
-        services.profile_update(person=access.person, changes={"agreed_answers": form.answers()})
-    else:
-        try:
-            if section == "people":
-                services.person_in_life_add(
-                    person=access.person,
-                    name=data["name"],
-                    relation=data["relation"],
-                    note=data["note"],
-                    user=user,
-                    confirmed=access.may_confirm,
-                )
-            else:
-                services.routine_add(
-                    person=access.person,
-                    routine=data["routine"],
-                    user=user,
-                    confirmed=access.may_confirm,
-                )
-        except DomainError as exc:
-            return str(exc)
-    return None
+# The person's profile: dashboard/profile.py.
 
 
 # --- What Clara remembers: review, export, erase ------------------------------------------------

@@ -40,3 +40,19 @@ def when(value):
     if local.year != today.year:
         day += f" {local.year}"
     return f"{day} at {clock}"
+
+
+@register.filter
+def as_person(memory, subject: str) -> str:
+    """{{ memory|as_person:subject }}: what Clara remembers, with the person's pronouns.
+
+    The fact reader writes "their" for the person ("Misses their mum"); with she/her chosen the
+    page says "Misses her mum". Caregivers' own sentences are shown as they wrote them.
+    """
+    from dashboard.naming import with_pronouns
+    from memory.models import Memory
+
+    content = getattr(memory, "content", "") or ""
+    if getattr(memory, "source", None) != Memory.Source.CONVERSATION_EXTRACTION:
+        return content
+    return with_pronouns(content, subject)

@@ -15,6 +15,7 @@ from memory.companion import continuity, narratives
 from memory.companion import prompt as context
 from memory.companion.models import Narrative
 from memory.conversations import escalation as escalation_detector
+from memory.conversations import repeats
 from memory.conversations.emotion import EmotionReading
 from memory.conversations.models import MemoryPolicy, Trajectory
 from memory.conversations.selectors import (
@@ -112,6 +113,47 @@ def confirmed_facts_for(
     return facts
 
 
+def agreed_answer_for(
+    about: CaregiverContext, *, message: str, question_type: str | None, meaning=None
+) -> str | None:
+    """The family's agreed answer for this message: to the repeated question it asks again
+    (by words or meaning, memory.conversations.repeats.asks_the_same), else to its kind of
+    question (the five kinds of the first profile)."""
+    for agreed in about.agreed_questions:
+        if repeats.asks_the_same(agreed.question, message, meaning):
+            return agreed.answer
+    if question_type:
+        return about.agreed_answers.get(question_type) or None
+    return None
+
+
+_HOME_WORDS = frozenset({"home", "house", "live", "living", "lives", "room", "place"})
+
+
+def profile_facts_for(about: CaregiverContext, *, message: str) -> list[str]:
+    """What the caregivers entered in the person's settings (people in their life, their home)
+    that this message touches, as facts: the caregivers set them, so they count as confirmed.
+    Nothing is added for a message that names none of them (keeps the prompt short)."""
+    said = {word.strip(".,!?;:'\"").lower() for word in message.split()}
+    said |= {word.removesuffix("'s") for word in said}
+    name = about.name or "the person"
+    facts = []
+    for contact in about.family:
+        names = {contact.name.lower(), *contact.name.lower().split()}
+        if said & names or (contact.relation and contact.relation.lower() in said):
+            fact = (
+                f"{contact.name} is {name}'s {contact.relation}"
+                if contact.relation
+                else (f"{contact.name} is someone in {name}'s life")
+            )
+            if contact.visit_day:
+                fact += f", who usually visits on {contact.visit_day}"
+            facts.append(fact)
+    if about.home and (said & _HOME_WORDS or said & set(about.home.lower().split())):
+        facts.append(f"{name} lives at {about.home}")
+    return facts
+
+
 def context_build(
     *,
     session_id: uuid.UUID,
@@ -158,10 +200,13 @@ def context_build(
         context.Feeling(record.emotion, record.distress_score, record.trajectory)
         for record in query.emotion_history
     ] + [context.Feeling(reading.emotion, reading.distress_score, reading.trajectory)]
-    agreed_answer = about.agreed_answers.get(query.question_type) if query.question_type else None
+    agreed_answer = agreed_answer_for(
+        about, message=message, question_type=query.question_type, meaning=query.meaning
+    )
     inputs = context.ContextInputs(
-        agreed_answer=agreed_answer or None,
-        facts=confirmed_facts_for(person_id=session.person_id, message=message, now=now),
+        agreed_answer=agreed_answer,
+        facts=profile_facts_for(about, message=message)
+        + confirmed_facts_for(person_id=session.person_id, message=message, now=now),
         name=about.name,
         message=message,
         window=[context.Turn(m.role, m.content, m.meaning) for m in query.conversation_window],

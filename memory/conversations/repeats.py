@@ -251,6 +251,24 @@ def says_again(
     return meaning_rule.is_repeat(earlier_meaning, current_meaning, fingerprint_match=by_words)
 
 
+def asks_the_same(question: str, message: str, message_meaning=None) -> bool:
+    """Whether `message` asks `question` again: the same words (Jaccard rule) or the same
+    meaning, never the question type alone ("Where's my daughter?" is not "Where's my
+    husband?"). For matching a question the family agreed an answer to; analyses `question`
+    once per process (meaning_of's cache)."""
+    by_words = (
+        repetition.jaccard(repetition.fingerprint(message), repetition.fingerprint(question))
+        > repetition.SIMILARITY_THRESHOLD
+    )
+    current = message_meaning if message_meaning is not None else meaning_of(message)
+    earlier = meaning_of(question) if current is not None else None
+    if current is None or earlier is None:
+        return by_words
+    if not by_words and float(earlier.vector @ current.vector) < cosine_floor():
+        return False
+    return meaning_rule.is_repeat(earlier, current, fingerprint_match=by_words)
+
+
 # --- Grouping for analytics ----------------------------------------------------------------------
 
 

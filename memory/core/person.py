@@ -8,6 +8,10 @@ only place that knows them. Everything else reads a `CaregiverContext`:
     about.name            # what to call the person: preferred name, else display name
     about.subject         # "she", "he" or "they", from the pronouns the caregivers chose
     about.zone            # the person's ZoneInfo (UTC when unset or unknown)
+    about.zone_set        # whether caregivers chose a zone that exists
+    about.home            # where the person lives ("Beech House")
+    about.family          # people the caregivers entered (name, relation, visit day)
+    about.agreed_questions  # agreed answers to questions the person repeats, in their words
 
 and writes with `about.updated(...)`, which returns the blob to store.
 """
@@ -26,6 +30,9 @@ TIME_ZONE = "timezone"
 KNOWN_TOPICS = "knownTopics"
 AVOID_TOPICS = "avoidTopics"
 AGREED_ANSWERS = "agreedAnswers"
+HOME = "home"
+FAMILY = "familyContacts"
+AGREED_QUESTIONS = "agreedQuestions"
 
 _FIELDS = {
     "preferred_name": PREFERRED_NAME,
@@ -34,10 +41,98 @@ _FIELDS = {
     "known_topics": KNOWN_TOPICS,
     "avoid_topics": AVOID_TOPICS,
     "agreed_answers": AGREED_ANSWERS,
+    "home": HOME,
+    "family": FAMILY,
+    "agreed_questions": AGREED_QUESTIONS,
 }
 _SUBJECTS = {"she": "she", "he": "he", "they": "they"}
 _OBJECTS = {"she": "her", "he": "him", "they": "them"}
 _POSSESSIVES = {"she": "her", "he": "his", "they": "their"}
+
+
+@dataclass(frozen=True)
+class FamilyContact:
+    """Someone in the person's life as the caregivers entered them in the settings."""
+
+    name: str
+    relation: str = ""
+    visit_day: str = ""
+
+    def to_blob(self) -> dict[str, str]:
+        blob = {"name": self.name, "relation": self.relation, "usualVisitDay": self.visit_day}
+        return {key: value for key, value in blob.items() if value}
+
+
+@dataclass(frozen=True)
+class AgreedQuestion:
+    """A question the person repeats, in their words, with the answer the family agreed.
+
+    `question_type` is the repetition record's kind; `fingerprint` its keyed content words
+    (memory.conversations.repetition), so the dashboard finds the same question again. The
+    companion matches a new message against `question` by meaning.
+    """
+
+    question: str
+    answer: str
+    question_type: str = ""
+    fingerprint: str = ""
+
+    def to_blob(self) -> dict[str, str]:
+        blob = {
+            "question": self.question,
+            "answer": self.answer,
+            "questionType": self.question_type,
+            "fingerprint": self.fingerprint,
+        }
+        return {key: value for key, value in blob.items() if value}
+
+
+def _family(value: Any) -> tuple[FamilyContact, ...]:
+    if not isinstance(value, (list, tuple)):
+        return ()
+    found = []
+    for item in value:
+        if isinstance(item, Mapping) and str(item.get("name") or "").strip():
+            found.append(
+                FamilyContact(
+                    name=str(item["name"]).strip(),
+                    relation=str(item.get("relation") or "").strip(),
+                    visit_day=str(item.get("usualVisitDay") or "").strip(),
+                )
+            )
+    return tuple(found)
+
+
+def _agreed_questions(value: Any) -> tuple[AgreedQuestion, ...]:
+    if not isinstance(value, (list, tuple)):
+        return ()
+    found = []
+    for item in value:
+        if not isinstance(item, Mapping):
+            continue
+        question = str(item.get("question") or "").strip()
+        answer = str(item.get("answer") or "").strip()
+        if question and answer:
+            found.append(
+                AgreedQuestion(
+                    question=question,
+                    answer=answer,
+                    question_type=str(item.get("questionType") or "").strip(),
+                    fingerprint=str(item.get("fingerprint") or "").strip(),
+                )
+            )
+    return tuple(found)
+
+
+def zone_exists(name: str) -> bool:
+    """Whether `name` is a time zone the system knows ("Europe/London"; not "" or "Mars/Base")."""
+    if not name or name != name.strip():
+        return False
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 class HasCaregiverContext(Protocol):
@@ -60,6 +155,9 @@ class CaregiverContext:
     avoid_topics: tuple[str, ...] = ()
     # One agreed answer per kind of question (QuestionType values), as the family worded it.
     agreed_answers: Mapping[str, str] = field(default_factory=dict)
+    home: str = ""
+    family: tuple[FamilyContact, ...] = ()
+    agreed_questions: tuple[AgreedQuestion, ...] = ()
     display_name: str = ""
     # The whole stored blob, so an update keeps the keys this type does not know.
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -81,6 +179,9 @@ class CaregiverContext:
                 for kind, text in (answers.items() if isinstance(answers, Mapping) else ())
                 if str(text).strip()
             },
+            home=str(blob.get(HOME) or "").strip(),
+            family=_family(blob.get(FAMILY)),
+            agreed_questions=_agreed_questions(blob.get(AGREED_QUESTIONS)),
             display_name=(display_name or "").strip(),
             raw=dict(blob),
         )
@@ -123,6 +224,11 @@ class CaregiverContext:
         except (ZoneInfoNotFoundError, ValueError):
             return ZoneInfo("UTC")
 
+    @property
+    def zone_set(self) -> bool:
+        """Whether the caregivers set a time zone that exists (else times are shown in UTC)."""
+        return zone_exists(self.time_zone)
+
     # --- Writing --------------------------------------------------------------------------------
 
     def updated(self, **changes: Any) -> dict[str, Any]:
@@ -130,7 +236,9 @@ class CaregiverContext:
         blob = dict(self.raw)
         for name, value in changes.items():
             key = _FIELDS[name]
-            if isinstance(value, Mapping):
+            if name in ("family", "agreed_questions"):
+                value = [item.to_blob() for item in value]
+            elif isinstance(value, Mapping):
                 value = {str(k): str(v).strip() for k, v in value.items() if str(v).strip()}
             elif isinstance(value, Iterable) and not isinstance(value, str):
                 value = list(_texts(list(value)))

@@ -370,6 +370,9 @@ def session_summary_build(session: Session) -> dict:
         },
         "summarizer": "extractive",
         "version": SUMMARY_VERSION,
+        # Who it was written about: pages show the current name and pronouns in its place
+        # (dashboard/naming.py), so a rename or new pronouns reach old summaries too.
+        "written_as": {"name": conversation.name, "subject": conversation.pronoun},
     }
     if conversation.messages and person_texts:
         last = person_texts[-1].strip()

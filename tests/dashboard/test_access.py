@@ -21,7 +21,7 @@ from dashboard.models import AuditEvent, CareRole, CareTeamMembership
 from memory.conversations import tenancy
 from memory.facts import store
 from memory.insights.alerts import escalation_alert_raise
-from memory.models import Alert, Memory, OrganisationMembership, Session
+from memory.models import Alert, Memory, OrganisationMembership, RepetitionRecord, Session
 from tests.dashboard.conftest import client_for, converse, login, make_person
 
 pytestmark = pytest.mark.django_db
@@ -52,6 +52,12 @@ ROUTES = {
     "profile": ("get", VIEW),
     "profile_section": ("get", VIEW),
     "profile_section:post": ("post", VIEW),
+    # Agreed answers, confirming what Clara heard, removing someone entered at set-up: what
+    # Clara may say as true, so admins and care staff.
+    "agreed_answer": ("get", CONFIRM),
+    "agreed_answer:post": ("post", CONFIRM),
+    "profile_memory": ("post", CONFIRM),
+    "family_contact_remove": ("post", CONFIRM),
     "memories": ("get", VIEW),
     "memory_action": ("get", VIEW),
     "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
@@ -104,6 +110,18 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
     elif name == "profile_section":
         args.append("topics")
         data = {"known_topics": "gardening\nthe sea", "avoid_topics": "hospitals"}
+    elif name == "agreed_answer":
+        args.append(RepetitionRecord.objects.filter(person=person).first().id)
+        data = {"answer": "Sarah comes on Sunday."}
+    elif name == "profile_memory":
+        args += ["people", memory.id, "confirm"]
+    elif name == "family_contact_remove":
+        person.caregiver_context = {
+            **person.caregiver_context,
+            "familyContacts": [{"name": "Sarah", "relation": "daughter"}],
+        }
+        person.save(update_fields=["caregiver_context"])
+        data = {"name": "Sarah"}
     elif name == "memory_action":
         args += [memory.id, "confirm" if method == "post" else "edit"]
     elif name == "erase":

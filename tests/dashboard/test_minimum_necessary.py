@@ -20,8 +20,9 @@ from dashboard import words
 from dashboard.alerting import delivery
 from dashboard.alerting.models import AlertNotice
 from dashboard.models import CareRole, CareTeamMembership
+from dashboard.services import agreed_question_set
 from memory.insights.summaries import session_summary_compute
-from memory.models import ChatMessage, OrganisationMembership, Session
+from memory.models import ChatMessage, OrganisationMembership, RepetitionRecord, Session
 from tests.dashboard.conftest import client_for, login
 
 pytestmark = pytest.mark.django_db
@@ -50,9 +51,10 @@ PAGES = {
     "profile": lambda o: [_p("profile", o)],
     "profile_section": lambda o: [
         _p("profile_section", o, section) + suffix
-        for section in ("name", "topics", "answers", "people", "routines")
+        for section in ("name", "home", "topics", "answers", "people", "routines")
         for suffix in ("", "?edit=1")
     ],
+    "agreed_answer": lambda o: [_p("agreed_answer", o, o["record"].id)],
     "memories": lambda o: [_p("memories", o)],
     "memory_action": lambda o: [_p("memory_action", o, o["memory"].id, "edit")],
     "export_json": lambda o: [_p("export_json", o)],
@@ -86,7 +88,15 @@ NOTHING_ABOUT_A_PERSON = {
     "password_reset_confirm",
     "password_reset_complete",
 }
-POST_ONLY = {"alert_status", "alert_note", "team_add", "team_member", "invitation_revoke"}
+POST_ONLY = {
+    "alert_status",
+    "alert_note",
+    "team_add",
+    "team_member",
+    "invitation_revoke",
+    "profile_memory",
+    "family_contact_remove",
+}
 
 
 def _p(name, o, *more):
@@ -105,12 +115,21 @@ def objects(person, memory, alert):
     for session in sessions:
         session_summary_compute(session_id=session.id)
     # The e-mail's acknowledgement link names its alert by a token (any team member may open it).
+    # A question the person repeats, with an agreed answer picked from the repeated-questions
+    # panel: the profile names it in the person's words only for those with the right.
+    record = next(  # encrypted at rest: matched after decryption
+        r
+        for r in RepetitionRecord.objects.filter(person=person)
+        if r.original_message == "When is Sarah coming?"
+    )
+    agreed_question_set(person=person, record=record, answer="Sarah comes on Sunday.")
     notice = AlertNotice.objects.create(
         alert=alert, level=0, dedupe_key=f"minimum-{alert.id}", due_at=timezone.now()
     )
     return {
         "person": person,
         "memory": memory,
+        "record": record,
         "sessions": sessions,
         "ack_token": delivery.ack_token(notice),
     }

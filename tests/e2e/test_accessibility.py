@@ -240,3 +240,82 @@ def test_taking_someone_off_the_team_asks_first(browser, live_server, alice, peg
     page.wait_for_selector("li.member:has-text('(bob)')", state="detached")
     assert not CareTeamMembership.objects.filter(user=bob, person=peggy).exists()
     page.context.close()
+
+
+WIDE = {"width": 1440, "height": 900}
+
+
+@pytest.mark.parametrize(
+    ("viewport", "scheme", "picture"),
+    [(WIDE, "light", "profile-desktop"), (PHONE, "dark", "profile-phone-dark")],
+    ids=["desktop", "phone-dark"],
+)
+def test_editing_the_profile_passes_axe(
+    browser,
+    live_server,
+    alice,  # noqa: F811
+    peggy,  # noqa: F811
+    shoot,
+    viewport,
+    scheme,
+    picture,
+):
+    from memory.core.person import CaregiverContext
+
+    peggy.caregiver_context = {k: v for k, v in peggy.caregiver_context.items() if k != "timezone"}
+    peggy.save(update_fields=["caregiver_context"])
+    contact = CaregiverContext.of(peggy).family[0]
+    page = open_page(browser, live_server, viewport=viewport, scheme=scheme)
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/people/{peggy.id}/profile/")
+    settled(page)
+    found = {}
+    if result := violations(page):
+        found["profile"] = result
+    # The demo's people, entered at set-up, are on the profile (not "No one yet").
+    people = page.locator("#profile-people")
+    assert contact.name in people.inner_text() and "No one yet" not in people.inner_text()
+    assert "time zone is not set" in page.locator("#profile-home").inner_text()
+
+    # A time zone that does not exist is refused, naming the field; then a real one is saved.
+    page.locator("#profile-home a.button").click()
+    page.wait_for_selector("#id_time_zone")
+    page.fill("#id_home", "Beech House")
+    page.fill("#id_time_zone", "Europe/Atlantis")
+    page.locator("#profile-home button.primary").click()
+    page.wait_for_selector("#time-zone-error")
+    assert "Time zone:" in page.locator("#time-zone-error").inner_text()
+    if result := violations(page):
+        found["profile, a refused time zone"] = result
+    page.fill("#id_time_zone", "Europe/London")
+    page.locator("#profile-home button.primary").click()
+    page.wait_for_selector("#profile-home >> text=Lives at")
+    assert "Europe/London" in page.locator("#profile-home").inner_text()
+    peggy.refresh_from_db()
+    assert CaregiverContext.of(peggy).time_zone == "Europe/London"
+
+    # Pronouns, then the agreed answer to a question picked from the repeated-questions panel.
+    page.locator("#profile-name a.button").click()
+    page.wait_for_selector("#id_pronouns")
+    page.select_option("#id_pronouns", "she/her")
+    page.locator("#profile-name button.primary").click()
+    page.wait_for_selector("#profile-name >> text=(she/her)")
+    page.goto(f"{live_server.url}/people/{peggy.id}/questions/")
+    settled(page)
+    page.locator("a:has-text('Set an agreed answer')").first.click()
+    page.wait_for_selector("#id_answer")
+    if result := violations(page):
+        found["agreed answer"] = result
+    page.fill("#id_answer", "Claire is coming on Thursday, and she loves you.")
+    page.locator("button.primary").click()
+    page.wait_for_url("**/profile/**")
+    settled(page)
+    answers = page.locator("#profile-answers").inner_text()
+    assert "Claire is coming on Thursday, and she loves you." in answers
+    if result := violations(page):
+        found["profile, after editing"] = result
+    assert found == {}, json.dumps(found, indent=1)
+    assert page.errors == []
+    page.evaluate("document.getElementById('profile-home').scrollIntoView()")
+    shoot(page, picture)
+    page.context.close()

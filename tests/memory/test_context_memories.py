@@ -82,3 +82,57 @@ def test_the_agreed_answer_is_given_for_its_kind_of_question(session):
 
 def test_no_facts_section_without_confirmed_facts(session):
     assert "has confirmed" not in _prompt(session, "Hello")
+
+
+def _with_context(person, **blob):
+    person.caregiver_context = {**person.caregiver_context, **blob}
+    person.save(update_fields=["caregiver_context"])
+
+
+def test_an_answer_agreed_for_a_picked_question_is_given_when_it_is_asked_in_other_words(
+    person, session
+):
+    _with_context(
+        person,
+        agreedAnswers={},
+        agreedQuestions=[
+            {
+                "question": "Where's my husband?",
+                "answer": "Ted is resting; he loves you very much.",
+                "questionType": "person",
+            }
+        ],
+    )
+    assert "Ted is resting" in _prompt(session, "Where has my husband gone?")
+    assert "Ted is resting" in _prompt(session, "wheres my husband")
+
+
+def test_an_answer_agreed_for_one_question_is_not_given_to_another_of_its_kind(person, session):
+    _with_context(
+        person,
+        agreedAnswers={},
+        agreedQuestions=[
+            {
+                "question": "Where's my husband?",
+                "answer": "Ted is resting; he loves you very much.",
+                "questionType": "person",
+            }
+        ],
+    )
+    assert "Ted is resting" not in _prompt(session, "Where's my daughter?")
+    assert "Ted is resting" not in _prompt(session, "What a lovely garden")
+
+
+def test_people_and_home_entered_in_the_settings_reach_the_prompt_when_talked_about(
+    person, session
+):
+    _with_context(
+        person,
+        familyContacts=[{"name": "Claire", "relation": "daughter", "usualVisitDay": "Thursday"}],
+        home="Beech House",
+    )
+    prompt = _prompt(session, "Is Claire coming today?")
+    assert "Claire is Peggy's daughter, who usually visits on Thursday" in prompt
+    assert "Beech House" not in prompt
+    assert "Peggy lives at Beech House" in _prompt(session, "I want to go home")
+    assert "Claire" not in _prompt(session, "What a lovely garden")
