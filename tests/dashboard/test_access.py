@@ -63,6 +63,8 @@ ROUTES = {
     "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
     "export_json": ("get", ADMIN),  # and the transcript right (alice has both)
     "export_csv": ("get", ADMIN),
+    "export_readable": ("get", ADMIN),  # the readable record, like the CSV
+    "export_readable_pdf": ("get", ADMIN),
     "erase": ("get", ADMIN),
     "erase:post": ("post", ADMIN),
 }
@@ -78,6 +80,15 @@ PUBLIC_OR_OWN = {
     "home",  # everyone the login may see; tests/dashboard/test_home.py
     "organisation_audit",
     "alert_ack",
+    # Accounts: the organisation's invitations (its admins only) and a login's own password;
+    # tests/dashboard/test_accounts.py covers outsiders, expiry and single use.
+    "invitations",
+    "invitation_revoke",
+    "invitation_accept",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
 }
 
 
