@@ -246,12 +246,67 @@ def latency_summary(
     }
 
 
+# --plaintext: the same code with the cipher taken out (`install_plaintext_keyring`), in files of
+# its own (its stored values differ).
+PLAINTEXT = False
+
+
+def _suffix() -> str:
+    return "-plaintext" if PLAINTEXT else ""
+
+
 def db_path(size: int) -> Path:
-    return BENCH_DIR / f"messages-{size}.sqlite3"
+    return BENCH_DIR / f"messages-{size}{_suffix()}.sqlite3"
 
 
 def work_path(size: int) -> Path:
-    return BENCH_DIR / f"work-{size}.sqlite3"
+    return BENCH_DIR / f"work-{size}{_suffix()}.sqlite3"
+
+
+def install_plaintext_keyring() -> None:
+    """Benchmark only: replace AES-GCM/AES-SIV by an identity "cipher" that keeps every header.
+
+    Values keep their prefix, key id, row id and context check, and every caller still goes
+    through the same fields, selectors and row checks; only the sealing, opening and base64 are
+    gone. The difference between a normal run and a --plaintext run of the same checkout is what
+    the encryption itself costs on today's code (keyed hashes, which are not encryption, stay).
+    """
+    from memory.core import crypto
+
+    class PlaintextKeyring(crypto.Keyring):
+        def encrypt(self, text, *, context="", row=None):
+            return self._header(self.primary, row) + text
+
+        def encrypt_bytes(self, data, *, context="", row=None):
+            return self._header(self.primary, row).encode("ascii") + bytes(data)
+
+        def seal_lookup(self, text, *, context, key=None):
+            return (key or self.primary).lookup_header + text
+
+        def decrypt_bound(self, value, *, context=""):
+            prefix = value[: len(crypto.PREFIX)]
+            if prefix not in crypto.PREFIXES:
+                return value, None
+            key = self._key_for(value)
+            if prefix != crypto.ROW_PREFIX:
+                return value[len(key.bound_header) :], None
+            row, _, rest = value[len(key.bound_header) :].partition(":")
+            return rest, row
+
+        def decrypt_bytes_bound(self, value, *, context=""):
+            value = bytes(value)
+            if value[: len(crypto.PREFIX)] != crypto.ROW_PREFIX.encode("ascii"):
+                if crypto.is_encrypted_bytes(value):
+                    return value[len(self.primary.bound_header) :], None
+                return value, None
+            start = len(self.primary.bound_header)
+            end = value.find(b":", start)
+            return value[end + 1 :], value[start:end].decode("ascii")
+
+    from django.conf import settings
+
+    crypto._keyring = PlaintextKeyring(settings.CLARA_ENCRYPTION_KEYS)
+    crypto.keyring = lambda: crypto._keyring
 
 
 def remove_sqlite(path: Path) -> None:
@@ -1429,6 +1484,8 @@ def run_child(args) -> None:
     import django
 
     django.setup()
+    if PLAINTEXT:
+        install_plaintext_keyring()
     from clara.celery import app as celery_app
 
     # The write path enqueues a rolling-summary job every fourth turn. Here it goes to an
@@ -1986,6 +2043,12 @@ def parse_args(argv=None):
         action="store_true",
         help="10k messages only, small counts; finishes in under a minute",
     )
+    parser.add_argument(
+        "--plaintext",
+        action="store_true",
+        help="benchmark only: the cipher replaced by an identity that keeps the headers, to "
+        "isolate what encryption costs on this checkout (databases of its own)",
+    )
     parser.add_argument("--child-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -2018,6 +2081,7 @@ def child_argv(args, size: int, out: Path) -> list[str]:
         "--http-writes",
         str(args.http_writes),
         "--http" if args.http else "--no-http",
+        *(["--plaintext"] if args.plaintext else []),
         "--child-size",
         str(size),
         "--child-out",
@@ -2028,6 +2092,8 @@ def child_argv(args, size: int, out: Path) -> list[str]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    global PLAINTEXT
+    PLAINTEXT = args.plaintext
     if args.child_size:
         run_child(args)
         return 0

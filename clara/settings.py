@@ -383,10 +383,13 @@ LOGGING = {
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:people"
 LOGOUT_REDIRECT_URL = "dashboard:login"
-# Five failed logins for one username (from any address), or from one address (whatever the
-# usernames), lock that username or that address for 15 minutes: spraying many names from one
-# address stops as surely as guessing one name from many.
+# Five failed logins for one username (from any address) lock that username for 15 minutes;
+# CLARA_LOGIN_IP_FAILURE_LIMIT (20) from one address, whatever the usernames, lock that address:
+# spraying many names from one address stops, and a care home whose staff share one address
+# does not lock itself out over a few typos (dashboard/lockout.py).
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+CLARA_LOGIN_IP_FAILURE_LIMIT = env_int("CLARA_LOGIN_IP_FAILURE_LIMIT", 20)
+AXES_HANDLER = "dashboard.lockout.LoginLockoutHandler"
 AXES_COOLOFF_TIME = 0.25  # hours
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 # The client's address: X-Forwarded-For only from a trusted proxy (clara/client_ip.py).

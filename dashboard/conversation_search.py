@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta
 
 from django.db.models import Exists, OuterRef
 
-from dashboard import selectors, words
+from dashboard import minimum, selectors, words
 from dashboard.access import Need, get_person_for
 from dashboard.forms import ConversationFilterForm
 from dashboard.models import AuditAction
@@ -160,7 +160,9 @@ def search_context(request, access, *, page: int) -> tuple[dict, int]:
     return {
         "form": form,
         "filtered": filters.any,
-        "sessions": found.sessions,
+        "sessions": [
+            minimum.row_for(row, with_words=access.can_see_transcripts) for row in found.sessions
+        ],
         "snippets": found.snippets,
         "partial_search": found.partial,
         "more": found.more,

@@ -7,6 +7,7 @@ tests/dashboard/test_minimum_necessary.py renders every dashboard URL as each ro
 the person's sentences.
 """
 
+import dataclasses
 from typing import Any
 
 # A point that quotes the person ("Said “…”", or an LLM's point with a quotation in it).
@@ -33,3 +34,11 @@ def summary_for(summary: dict[str, Any] | None, *, with_words: bool) -> dict[str
     if quotes(summary.get("one_liner") or ""):
         summary["one_liner"] = ""
     return summary
+
+
+def row_for(row, *, with_words: bool):
+    """A conversation row (dashboard.selectors.SessionRow) with its summary as this member may
+    see it: a one-line summary that quotes the person is replaced by Clara's own line."""
+    if with_words:
+        return row
+    return dataclasses.replace(row, summary=summary_for(row.summary, with_words=False))

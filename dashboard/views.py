@@ -5,6 +5,7 @@ Every view that touches a person calls dashboard.access.get_person_for first (40
 a full page for a plain request, its `{% partialdef %}` fragment for htmx (HX-Request).
 """
 
+import dataclasses
 import json
 import uuid
 
@@ -303,6 +304,7 @@ def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -
     ]
     # The person's own words ("Said “…”") only for members granted transcripts.
     summary = minimum.summary_for(row.summary, with_words=access.can_see_transcripts)
+    row = dataclasses.replace(row, summary=summary)  # its one-line summary too
     subject = words.pronoun(access.person.caregiver_context)
     arc = summary.get("emotional_arc") or ""
     context = {

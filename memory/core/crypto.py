@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import os
@@ -64,6 +65,8 @@ LOOKUP_PREFIX = "enc:d1:"
 PREFIXES = (PREFIX, BOUND_PREFIX, ROW_PREFIX, LOOKUP_PREFIX)
 _PREFIX_CHARS = len(PREFIX)
 KEY_BYTES = 32
+# Opened text values kept per process (Keyring._open): a few sessions' windows, ~1 MB.
+OPENED_CACHE_SIZE = 4096
 NONCE_BYTES = 12
 KID_CHARS = 8
 # Fingerprint tokens: 80 bits of the HMAC written as 20 letters a-p (hex digits moved into the
@@ -193,6 +196,11 @@ class Keyring:
             # (Or two keys share a 32-bit id, about one chance in four billion: make another.)
             raise ImproperlyConfigured("CLARA_ENCRYPTION_KEYS lists the same key twice.")
         self.primary = keys[0]
+        # Opened values, by (value, context): each turn reads the same window of its session's
+        # messages again, and a stored value never changes (a new value has a new nonce), so
+        # each is opened once per process. Failures are not cached (they raise every time); the
+        # row check stays with the caller; a new keyring (keys changed) starts empty.
+        self._open = functools.lru_cache(maxsize=OPENED_CACHE_SIZE)(self._decrypt_bound)
 
     # --- Encryption --------------------------------------------------------------------------
 
@@ -233,9 +241,12 @@ class Keyring:
         A v2, r1 or d1 value only opens with the context it was written for: one moved to
         another column or table raises DecryptionError, as a wrong key does. The row comes from
         the value's authenticated header: the caller compares it with the row it read."""
-        prefix = value[:_PREFIX_CHARS]
-        if prefix not in PREFIXES:
+        if value[:_PREFIX_CHARS] not in PREFIXES:
             return value, None
+        return self._open(value, context)
+
+    def _decrypt_bound(self, value: str, context: str) -> tuple[str, str | None]:
+        prefix = value[:_PREFIX_CHARS]
         key = self._key_for(value)
         row = None
         try:

@@ -1,7 +1,7 @@
 """Model fields that keep their value encrypted in the database (memory/core/crypto.py).
 
 Every ORM write encrypts (`get_prep_value`) and every ORM read decrypts (`from_db_value`), so
-`.save()`, `.create()`, `.update()`, `bulk_update`, `values()`, `values_list()` and aggregates
+`.save()`, `.create()`, `.update()` (see below), `values()`, `values_list()` and aggregates
 over the column (`Max("content")` takes the field as its output field) all see plaintext; only
 the database sees ciphertext. The per-turn raw SQL in memory/conversations/sql.py calls the same
 functions of memory.core.crypto by hand.
@@ -16,9 +16,11 @@ ciphertext copied into another column or table fails to decrypt, loudly. The ran
 bind each value to its row too (`row_attname`): written through a model instance (`save()`,
 `create()`, `bulk_create`), the value names its row in its authenticated header; loaded into an
 instance (every ORM read that builds objects, `select_related` included), it is compared with the
-row it was read from, and a value moved between rows raises DecryptionError. Writes with no
-instance (`QuerySet.update`, `bulk_update`) and reads with none (`values()`) are bound to the
-column only; `rotate_keys` (memory/reencrypt.py) binds every stored value to its row.
+row it was read from, and a value moved between rows raises DecryptionError. A write with no
+instance (`QuerySet.update`, `bulk_update`) knows no row, so it is refused with a FieldError
+unless the value says its row (`for_row(value, row)`); `None` is always accepted. Reads with no
+instance (`values()`) are not checked; `rotate_keys` (memory/reencrypt.py) binds every stored
+value to its row, including those written before this rule.
 
 Nothing can be compared in SQL on ciphertext (each value has its own random nonce), so the
 lookups that would quietly never match are refused with a FieldError. `icontains` is kept, and
@@ -107,9 +109,29 @@ class _ForRow:
         self.value, self.row = value, row
 
 
-def _unwrap(value):
+def for_row(value, row) -> _ForRow:
+    """`value` bound to `row` (the model's `row_attname` value: its id, or its person's), for
+    a write that has no instance: `Model.objects.filter(id=x).update(text=for_row(t, x))`."""
+    return _ForRow(value, row_text(row))
+
+
+def _unwrap(value, field=None):
+    """(value, row). Given `field`, a row-bound field of a model whose rows values are bound to,
+    a value that does not say its row (a `QuerySet.update()` or `bulk_update()`) is refused:
+    it would be bound to its column only, and could be moved between rows unnoticed."""
     if isinstance(value, _ForRow):
         return value.value, value.row
+    if (
+        field is not None
+        and value is not None
+        and not hasattr(value, "as_sql")
+        and row_attname(field.model) is not None
+    ):
+        raise FieldError(
+            f"{field.model.__name__}.{field.name} is encrypted and bound to its row, which "
+            "QuerySet.update() and bulk_update() do not know: save the instance, or pass "
+            "memory.core.fields.for_row(value, row)."
+        )
     return value, None
 
 
@@ -195,7 +217,7 @@ class EncryptedTextField(_RowBound, models.TextField):
     description = "Text encrypted at rest"
 
     def get_prep_value(self, value):
-        value, row = _unwrap(value)
+        value, row = _unwrap(value, self)
         value = super().get_prep_value(value)
         if value is None or hasattr(value, "as_sql"):
             return value
@@ -225,7 +247,7 @@ class EncryptedBinaryField(_RowBound, models.BinaryField):
     description = "Bytes encrypted at rest"
 
     def get_db_prep_value(self, value, connection, prepared=False):
-        value, row = _unwrap(value)
+        value, row = _unwrap(value, self)
         if value is not None and not hasattr(value, "as_sql"):
             value = crypto.encrypt_bytes(bytes(value), context=context_of(self), row=row)
         return super().get_db_prep_value(value, connection, prepared)
@@ -254,13 +276,14 @@ class EncryptedJSONField(_RowBound, models.JSONField):
     description = "JSON encrypted at rest"
 
     def get_db_prep_value(self, value, connection, prepared=False):
-        value, row = _unwrap(value)
+        value, row = _unwrap(value, self)
         if not prepared:
             value = self.get_prep_value(value)
         if isinstance(value, models.expressions.Value) and isinstance(
             value.output_field, models.JSONField
         ):
-            value = value.value
+            value, inner_row = _unwrap(value.value, None if row else self)
+            row = row or inner_row
         elif hasattr(value, "as_sql"):
             return value
         if value is None:

@@ -25,14 +25,30 @@ def _locked(response) -> bool:
     return response.status_code == 429 and b"Login paused" in response.content
 
 
-def test_spraying_many_names_from_one_address_locks_that_address(alice):
-    for index in range(4):
+def test_spraying_many_names_from_one_address_locks_that_address(alice, settings):
+    settings.CLARA_LOGIN_IP_FAILURE_LIMIT = 8
+    for index in range(7):
         assert not _locked(_try(f"someone{index}", REMOTE_ADDR="198.51.100.7"))
-    _try("someone4", REMOTE_ADDR="198.51.100.7")  # the fifth failure locks
+    _try("someone7", REMOTE_ADDR="198.51.100.7")  # the address limit's failure locks
     # Even alice's right password is refused from there now...
     assert _locked(_try("alice", PASSWORD, REMOTE_ADDR="198.51.100.7"))
     # ...while alice from her own address is fine.
     assert _try("alice", PASSWORD, REMOTE_ADDR="203.0.113.20").status_code == 302
+
+
+def test_a_care_home_behind_one_address_outlasts_the_account_limit(alice, settings):
+    """Staff sharing one address make more typos between them than one account may: the
+    address limit is higher, so the home is not locked out when a few people mistype."""
+    settings.CLARA_LOGIN_IP_FAILURE_LIMIT = 20
+    assert settings.CLARA_LOGIN_IP_FAILURE_LIMIT > settings.AXES_FAILURE_LIMIT
+    home = {"REMOTE_ADDR": "198.51.100.7"}
+    for index in range(16):  # four staff, four typos each
+        assert not _locked(_try(f"staff{index % 4}", **home))
+    _try("staff0", **home)  # staff0's fifth
+    # The account past the account limit is locked, from anywhere...
+    assert _locked(_try("staff0", PASSWORD, REMOTE_ADDR="203.0.113.20"))
+    # ...and the address, with 17 failures, is not.
+    assert _try("alice", PASSWORD, **home).status_code == 302
 
 
 def test_guessing_one_name_from_many_addresses_locks_that_name(alice):
@@ -56,6 +72,7 @@ def test_without_a_trusted_proxy_a_forwarded_address_is_ignored(alice, settings)
 
 def test_behind_a_trusted_proxy_each_client_is_counted_by_its_own_address(alice, settings):
     settings.CLARA_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    settings.CLARA_LOGIN_IP_FAILURE_LIMIT = 5
     via_proxy = {"REMOTE_ADDR": "10.0.0.2"}
     for index in range(5):
         _try(f"someone{index}", HTTP_X_FORWARDED_FOR="198.51.100.7", **via_proxy)

@@ -11,6 +11,7 @@ from django.utils import timezone
 from memory.conversations import emotion as emotion_reader
 from memory.conversations import repetition, services
 from memory.conversations.emotion import EmotionReading
+from memory.core.fields import for_row
 from memory.models import (
     ApiKey,
     ChatMessage,
@@ -509,7 +510,9 @@ def test_emotion_history_records_carry_every_contract_field(api, session_id):
 
 
 def test_query_returns_the_persons_caregiver_context(api, session_id, user_id):
-    Person.objects.filter(id=user_id).update(caregiver_context={"knownTopics": ["roses"]})
+    Person.objects.filter(id=user_id).update(
+        caregiver_context=for_row({"knownTopics": ["roses"]}, user_id)
+    )
     assert query(api, session_id)["caregiver_context"] == {"knownTopics": ["roses"]}
 
 

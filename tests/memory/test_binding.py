@@ -7,6 +7,7 @@ working, under key rotation too.
 """
 
 import io
+import json
 import uuid
 
 import pytest
@@ -21,6 +22,7 @@ from django.utils import timezone
 from memory import reencrypt
 from memory.conversations import selectors, services
 from memory.core import crypto
+from memory.core.fields import for_row
 from memory.facts import store
 from memory.models import ChatMessage, Memory, Person, RepetitionRecord, RollingSummary
 
@@ -167,13 +169,41 @@ def test_copying_a_read_value_into_a_new_row_binds_it_to_the_new_row(two_session
     assert f":{copy.id}:" in raw("memories", "content", copy.id)
 
 
-def test_values_written_without_an_instance_are_bound_by_rotate_keys(two_sessions):
+def test_update_without_a_row_is_refused_and_for_row_binds_it(two_sessions):
     person = Person.objects.get(id=two_sessions[0].person_id)
-    # QuerySet.update knows no row: the value is bound to its column only...
-    Person.objects.filter(id=person.id).update(caregiver_context={"preferredName": "Ada"})
+    other = Person.objects.get(id=two_sessions[1].person_id)
+    # QuerySet.update and bulk_update know no row: a value they wrote would be bound to its
+    # column only, and could be swapped between people unnoticed.
+    with pytest.raises(FieldError, match="for_row"), transaction.atomic():
+        Person.objects.filter(id=person.id).update(caregiver_context={"preferredName": "Ada"})
+    with pytest.raises(FieldError, match="for_row"), transaction.atomic():
+        Memory.objects.filter(person_id=person.id).update(content="Plays the cello")
+    person.caregiver_context = {"preferredName": "Ada"}
+    with pytest.raises(FieldError, match="for_row"), transaction.atomic():
+        Person.objects.bulk_update([person], ["caregiver_context"])
+    # Told its row, the same update binds the value to it...
+    Person.objects.filter(id=person.id).update(
+        caregiver_context=for_row({"preferredName": "Ada"}, person.id)
+    )
+    assert f":{person.id}:" in raw("people", "caregiver_context", person.id)
+    assert Person.objects.get(id=person.id).caregiver_context == {"preferredName": "Ada"}
+    # ...so moved to another person it is refused. None needs no row.
+    write_raw(
+        "people", "caregiver_context", other.id, raw("people", "caregiver_context", person.id)
+    )
+    with pytest.raises(crypto.DecryptionError):
+        Person.objects.get(id=other.id)
+    RepetitionRecord.objects.filter(person_id=person.id).update(meaning=None)
+
+
+def test_values_from_before_the_rule_are_bound_by_rotate_keys(two_sessions):
+    person = Person.objects.get(id=two_sessions[0].person_id)
+    # A value bound to its column only (as QuerySet.update wrote them before it was refused).
+    column_only = crypto.encrypt('{"preferredName": "Ada"}', context="people.caregiver_context")
+    write_raw("people", "caregiver_context", person.id, json.dumps(column_only))
     assert raw("people", "caregiver_context", person.id).lstrip('"').startswith(crypto.BOUND_PREFIX)
     assert Person.objects.get(id=person.id).caregiver_context == {"preferredName": "Ada"}
-    # ...until the rotation pass binds every value to its row (and is idempotent).
+    # The rotation pass binds every value to its row (and is idempotent).
     call_command("rotate_keys", stdout=io.StringIO())
     assert f":{person.id}:" in raw("people", "caregiver_context", person.id)
     again = io.StringIO()

@@ -21,6 +21,7 @@ from memory.companion.context import context_build
 from memory.conversations import repeats, repetition, selectors, services
 from memory.core import crypto
 from memory.core.errors import Conflict
+from memory.core.fields import for_row
 from memory.models import (
     ChatMessage,
     Commitment,
@@ -99,7 +100,9 @@ def _every_encrypted_row(person, session) -> None:
     now = timezone.now()
     talk(session.id, f"Where is my {WORD}?", reply=f"Your {WORD} is safe in the hall.")
     services.session_close(session_id=session.id)
-    Session.objects.filter(id=session.id).update(session_summary={"one_liner": f"Spoke of {WORD}"})
+    Session.objects.filter(id=session.id).update(
+        session_summary=for_row({"one_liner": f"Spoke of {WORD}"}, session.id)
+    )
     Memory.objects.create(
         namespace=f"memories\x1f{person.id}\x1fpeople",
         scope=f"memories\x1f{person.id}",
@@ -267,7 +270,9 @@ def _all_plaintext_through_every_path(session_id) -> dict:
 
 def test_rotation_old_rows_read_new_key_encrypts_rotate_then_drop_the_old_key(key_a, session):
     settings = key_a
-    Person.objects.filter(id=session.person_id).update(caregiver_context={"likes": WORD})
+    Person.objects.filter(id=session.person_id).update(
+        caregiver_context=for_row({"likes": WORD}, session.person_id)
+    )
     talk(session.id, "I want my blue cardigan")
     before = _all_plaintext_through_every_path(session.id)
     kid_a = crypto.keyring().primary.kid
