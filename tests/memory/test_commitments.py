@@ -273,9 +273,8 @@ def test_an_assistant_message_alone_is_read_for_promises():
     person = _person()
     _, stored = _exchange(person, "I feel a bit low.", "I'm here with you.")
     check_in_like = ChatMessage.objects.get(id=stored.assistant_message_id)
-    ChatMessage.objects.filter(id=check_in_like.id).update(
-        content="Good morning. I'll ask Sarah to call you this afternoon."
-    )
+    check_in_like.content = "Good morning. I'll ask Sarah to call you this afternoon."
+    check_in_like.save(update_fields=["content"])
     [promise] = commitments.commitments_extract(message_id=check_in_like.id)
     assert promise.text == "ask Sarah to call her this afternoon"
 

@@ -198,9 +198,9 @@ def test_a_row_stored_before_redaction_still_matches_its_retry(api):
     body = {"user_message": USER_MESSAGE, "assistant_message": "Oh dear.", "idempotency_key": "k"}
     first = api.post(_exchange_url(session_id), body)
     # As it would have been stored before the filter existed.
-    ChatMessage.objects.filter(session_id=session_id, sequence_number=1).update(
-        content=USER_MESSAGE
-    )
+    stored = ChatMessage.objects.get(session_id=session_id, sequence_number=1)
+    stored.content = USER_MESSAGE
+    stored.save(update_fields=["content"])
 
     retry = api.post(_exchange_url(session_id), body)
 
