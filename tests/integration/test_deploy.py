@@ -11,7 +11,6 @@ PostgreSQL; Redis is required (CI starts it).
 
 import os
 import random
-import signal
 import time
 import uuid
 from collections import defaultdict
@@ -21,11 +20,17 @@ from pathlib import Path
 import httpx
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from memory.conversations import services
 from memory.models import ChatMessage, RollingSummary, Session
-from tests.support.processes import database_url, free_port, procfile, start
+from tests.support.processes import (
+    database_url,
+    free_port,
+    procfile,
+    running,
+    start,
+    wait_until_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("CLARA_TEST_DEPLOY_REDIS_URL", "redis://127.0.0.1:6379/11")
@@ -92,32 +97,9 @@ def deployment(tmp_path):
     ]
     base = f"http://127.0.0.1:{port}"
     logs = [tmp_path / name for name in ("web.log", "worker1.log", "worker2.log")]
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                ready = httpx.get(f"{base}/readyz", timeout=2).status_code == 200
-            except httpx.TransportError:
-                ready = False
-            # The workers too, so that both take part from the first task on.
-            if ready and all("ready." in log.read_text() for log in logs[1:]):
-                break
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                pytest.fail("the deployment did not become ready")
-            time.sleep(0.25)
+    with running(processes, logs):
+        wait_until_ready([base], logs[1:], processes, timeout=START_TIMEOUT, what="the deployment")
         yield base, logs
-    except BaseException:
-        for log in logs:
-            print(f"--- {log.name}\n{log.read_text()[-5000:]}")
-        raise
-    finally:
-        for process in processes:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            process.wait()
-        connection.close()
 
 
 def _post(client: httpx.Client, path: str, body: dict) -> httpx.Response:

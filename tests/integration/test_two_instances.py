@@ -22,7 +22,6 @@ machine's database by design.
 """
 
 import os
-import signal
 import threading
 import time
 import uuid
@@ -44,7 +43,14 @@ from memory.conversations.models import Person
 from memory.facts.models import Memory
 from memory.insights.models import Alert
 from memory.models import ChatMessage, Session
-from tests.support.processes import database_url, free_port, procfile, start
+from tests.support.processes import (
+    database_url,
+    free_port,
+    procfile,
+    running,
+    start,
+    wait_until_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = 6  # each with its own person, all at once
@@ -119,20 +125,8 @@ def cluster(tmp_path):
         # The shared queue, and one of the worker's own, so the test can hand each worker a task.
         command = f"{commands['worker']} -n w{n}-{queue}@%h -Q {queue},{queue}-w{n} {worker_flags}"
         processes.append(start(command, env, logs[-1]))
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            ready = []
-            for base in bases:
-                try:
-                    ready.append(httpx.get(f"{base}/readyz", timeout=2).status_code == 200)
-                except httpx.TransportError:
-                    ready.append(False)
-            if all(ready) and all("ready." in log.read_text() for log in logs[2:]):
-                break
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                pytest.fail("the instances did not become ready")
-            time.sleep(0.25)
+    with running(processes, logs):
+        wait_until_ready(bases, logs[2:], processes, timeout=START_TIMEOUT, what="the instances")
         yield (
             bases,
             logs,
@@ -140,18 +134,6 @@ def cluster(tmp_path):
             _celery_client(redis_url),
             queue,
         )
-    except BaseException:
-        for log in logs:
-            print(f"--- {log.name}\n{log.read_text()[-5000:]}")
-        raise
-    finally:
-        for process in processes:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            process.wait()
-        connection.close()
 
 
 def _celery_client(redis_url: str) -> Celery:
