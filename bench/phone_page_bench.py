@@ -21,8 +21,9 @@ the person page; "cached" opens it again. Three times are taken from navigation 
 visit:
 - "first screen": the page and its six htmx panels have arrived (no `.loading` left) and every
   chart whose place is on the screen is drawn (a Plotly svg);
-- "first chart": also the first chart of the page (the feelings over time) is drawn, wherever it
-  is; the figure compared with the targets, since it includes compiling plotly.js;
+- "first chart": also the first chart of the page (the feelings over time) is drawn, the page
+  scrolled to it if it is not near the screen (notes and alerts come first, so on a phone it is
+  two screens down); the figure compared with the targets, since it includes compiling plotly.js;
 - "all charts": then the page is scrolled chart by chart to the end and all six are drawn
   (charts.js draws a chart only when it comes near the screen; the scrolling is in the time).
 Also prints the bytes transferred on the first visit. Targets: ≤ 6 s and ≤ 3 s (first chart).
@@ -60,10 +61,13 @@ FIRST_SCREEN = """() => {
   });
   return onScreen.every(s => chartOf(s) && chartOf(s).querySelector('svg.main-svg'));
 }"""
-FIRST_CHART = """() => {
+FIRST_CHART = """async () => {
   const first = document.querySelector('script[data-chart]');
-  const chart = first && first.nextElementSibling && first.nextElementSibling.nextElementSibling;
-  return !!(chart && chart.querySelector('svg.main-svg'));
+  const chartOf = () => first && first.nextElementSibling && first.nextElementSibling.nextElementSibling;
+  const drawn = () => !!(chartOf() && chartOf().querySelector('svg.main-svg'));
+  if (!drawn() && chartOf()) chartOf().scrollIntoView({block: 'center'});
+  while (!drawn()) await new Promise(done => setTimeout(done, 50));
+  return performance.now();
 }"""
 ALL_CHARTS = """async () => {
   for (const chart of document.querySelectorAll('.chart')) {
@@ -230,8 +234,7 @@ def measure(runs: int, bases: dict[str, str]) -> dict[str, dict[str, list[float]
                     page.goto(target, wait_until="commit")
                     page.wait_for_function(FIRST_SCREEN, polling=50, timeout=120_000)
                     screen = page.evaluate("performance.now()") / 1000
-                    page.wait_for_function(FIRST_CHART, polling=50, timeout=120_000)
-                    first = page.evaluate("performance.now()") / 1000
+                    first = page.evaluate(FIRST_CHART) / 1000
                     every = page.evaluate(ALL_CHARTS) / 1000
                     for kind, elapsed in zip(KINDS, (screen, first, every), strict=True):
                         times[name][f"{visit}, {kind}"].append(elapsed)
