@@ -711,7 +711,8 @@ _decoded: collections.OrderedDict[bytes, MessageMeaning] = collections.OrderedDi
 def from_stored(data: bytes | bytearray | memoryview) -> MessageMeaning:
     """The `MessageMeaning` that `to_stored` wrote. ValueError on anything else.
 
-    A turn reads up to 40 of these: decoding is a few array views (~25 µs), and the last
+    A turn reads up to 40 of these: reading one checks its bytes and reads its sentence vector
+    (a few µs; its words, ~25 µs more, only when a comparison needs them), and the last
     `DECODED_CACHE_SIZE` decoded are kept (a meaning is immutable), so a session's next turn
     finds most of them already decoded."""
     raw = bytes(data)
@@ -736,6 +737,8 @@ def clear_caches() -> None:
 
 
 def _decode(raw: bytes) -> MessageMeaning:
+    """Check the stored bytes whole and read the sentence vector and flags; the words are read
+    when first needed (`_StoredMeaning`)."""
     if not raw or raw[0] != STORED_VERSION:
         if raw[:1] == b"\x01":
             try:
@@ -749,8 +752,7 @@ def _decode(raw: bytes) -> MessageMeaning:
     _, n, flags, frame = _HEADER.unpack_from(raw, 0)
     frame -= 1
     at = _HEADER.size + 2 * DIM
-    counts = raw[at + 7 * n : at + 8 * n]
-    k = sum(counts)
+    k = sum(raw[at + 7 * n : at + 8 * n])
     expected = at + 8 * n + 4 * k + DIM * n
     if len(raw) != expected:
         if len(raw) > expected:
@@ -758,39 +760,82 @@ def _decode(raw: bytes) -> MessageMeaning:
         raise ValueError("not a stored meaning: too short")
     if frame >= len(FRAMES):
         raise ValueError(f"stored meaning frame {frame}")
-    vector = np.frombuffer(raw, dtype="<f2", count=DIM, offset=_HEADER.size).astype(np.float32)
-    tokens = np.frombuffer(raw, dtype="<u4", count=n, offset=at)
-    classes = np.frombuffer(raw, dtype="<u2", count=n, offset=at + 4 * n).astype(np.int64)
-    negated = raw[at + 6 * n : at + 7 * n]
-    opposites = struct.unpack_from(f"<{k}I", raw, at + 8 * n)
-    matrix = np.frombuffer(raw, dtype=np.int8, count=n * DIM, offset=at + 8 * n + 4 * k)
-    matrix = matrix.astype(np.float32).reshape(n, DIM)
-    norms = np.sqrt(np.square(matrix).sum(axis=1, keepdims=True))
-    matrix /= np.maximum(norms, 1e-12, out=norms)
-    token_list, class_list = tokens.tolist(), classes.tolist()
-    words, start = [], 0
-    for i in range(n):
-        end = start + counts[i]
-        words.append(
-            Word(
-                token_list[i], class_list[i], bool(negated[i] & 1), opposites[start:end], matrix[i]
-            )
-        )
-        start = end
-    meaning = MessageMeaning(
-        vector=vector,
-        words=tuple(words),
+    meaning = _StoredMeaning.__new__(_StoredMeaning)
+    # Frozen: the fields go straight into the instance, as the dataclass's own __init__ does.
+    meaning.__dict__.update(
+        vector=np.frombuffer(raw, dtype="<f2", count=DIM, offset=_HEADER.size).astype(np.float32),
         question=bool(flags & 1),
         presence=bool(flags & 2),
         request=bool(flags & 4),
         negations=flags >> 4,
         frame=frame,
-    )
-    # The arrays a comparison needs, already built (cached_property reads them from here).
-    meaning.__dict__.update(
-        word_matrix=matrix, word_tokens=tokens.astype(np.uint32), word_classes=classes
+        _stored=(raw, n, k),
     )
     return meaning
+
+
+class _StoredMeaning(MessageMeaning):
+    """A meaning read back from `to_stored`'s bytes (already checked whole by `_decode`).
+
+    The sentence vector and flags are read at once; the words and their arrays when first
+    asked for. Most earlier messages of a session are only ever compared by their sentence
+    cosine (below `repeats.cosine_floor` the words cannot make them the same), so a turn builds
+    the words of the few that come close, not of every stored message (~25 µs each).
+    Built only by `_decode`; otherwise a `MessageMeaning` like any other."""
+
+    def _unpack(self) -> None:
+        raw, n, k = self.__dict__["_stored"]
+        at = _HEADER.size + 2 * DIM
+        counts = raw[at + 7 * n : at + 8 * n]
+        tokens = np.frombuffer(raw, dtype="<u4", count=n, offset=at)
+        classes = np.frombuffer(raw, dtype="<u2", count=n, offset=at + 4 * n).astype(np.int64)
+        negated = raw[at + 6 * n : at + 7 * n]
+        opposites = struct.unpack_from(f"<{k}I", raw, at + 8 * n)
+        matrix = np.frombuffer(raw, dtype=np.int8, count=n * DIM, offset=at + 8 * n + 4 * k)
+        matrix = matrix.astype(np.float32).reshape(n, DIM)
+        norms = np.sqrt(np.square(matrix).sum(axis=1, keepdims=True))
+        matrix /= np.maximum(norms, 1e-12, out=norms)
+        token_list, class_list = tokens.tolist(), classes.tolist()
+        words, start = [], 0
+        for i in range(n):
+            end = start + counts[i]
+            words.append(
+                Word(
+                    token_list[i],
+                    class_list[i],
+                    bool(negated[i] & 1),
+                    opposites[start:end],
+                    matrix[i],
+                )
+            )
+            start = end
+        # Plain attributes from now on (each name below is a non-data descriptor).
+        self.__dict__.update(
+            words=tuple(words),
+            word_matrix=matrix,
+            word_tokens=tokens.astype(np.uint32),
+            word_classes=classes,
+        )
+
+    @cached_property
+    def words(self) -> tuple[Word, ...]:  # type: ignore[override]
+        self._unpack()
+        return self.__dict__["words"]
+
+    @cached_property
+    def word_matrix(self) -> np.ndarray:
+        self._unpack()
+        return self.__dict__["word_matrix"]
+
+    @cached_property
+    def word_tokens(self) -> np.ndarray:
+        self._unpack()
+        return self.__dict__["word_tokens"]
+
+    @cached_property
+    def word_classes(self) -> np.ndarray:
+        self._unpack()
+        return self.__dict__["word_classes"]
 
 
 def _from_stored_v1(raw: bytes) -> MessageMeaning:

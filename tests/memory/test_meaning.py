@@ -170,6 +170,26 @@ def test_stored_bytes_round_trip_to_the_same_verdicts(meaning_of):
         assert restored.score() == pytest.approx(direct.score(), abs=0.01)
 
 
+def test_a_stored_meaning_builds_its_words_only_when_a_comparison_needs_them(meaning_of):
+    # A turn checks most earlier messages by their sentence cosine alone; building every
+    # stored message's words was a third of the per-turn read (docs/benchmarks.md, issue 20).
+    earlier = meaning_of("Where's my husband? Is he coming back soon?")
+    back = from_stored(to_stored(earlier))
+    assert "words" not in vars(back) and "word_matrix" not in vars(back)
+    assert np.abs(back.vector - earlier.vector).max() < 1e-3
+    assert back.question == earlier.question and back.frame == earlier.frame
+    lazy = compare(back, meaning_of("Where's my daughter?"))
+    assert "words" in vars(back)  # built by the comparison, then kept
+    assert [w.token for w in back.words] == [w.token for w in earlier.words]
+    assert [w.opposites for w in back.words] == [w.opposites for w in earlier.words]
+    assert back.word_matrix.shape == (len(earlier.words), meaning.DIM)
+    meaning.clear_caches()  # read the same bytes again, not the kept meaning
+    eager = from_stored(to_stored(earlier))
+    assert eager is not back
+    eager.words  # noqa: B018  (words first, then the arrays: the other order)
+    assert compare(eager, meaning_of("Where's my daughter?")) == lazy
+
+
 def test_stored_bytes_hold_no_readable_words(meaning_of):
     stored = to_stored(meaning_of("Where is my husband Gerald? He's at the allotment"))
     lowered = stored.lower()
