@@ -133,12 +133,13 @@ PERSON_BASELINE_DISTRESS = """
 # idx_narrative_session
 SESSION_NARRATIVES = """
     SELECT narrative_id FROM narrative_usage WHERE session_id = %s ORDER BY timestamp"""
-# idx_repetition_user_type
+# idx_repetition_user_type (person, question_type, timestamp, session): the index alone answers.
 PERSON_REPEATS_BY_TYPE = """
     SELECT COUNT(*) FROM repetition_tracking
     WHERE person_id = %s AND question_type = %s AND timestamp >= %s AND session_id <> %s"""
-# idx_repetition_user. The fingerprint under each configured key (one while no rotation is under
-# way): rows keep their old key's tokens until `rotate_keys` rewrites them.
+# idx_repetition_user (person, fingerprint, timestamp, session): the index alone answers. The
+# fingerprint under each configured key (one while no rotation is under way): rows keep their old
+# key's tokens until `rotate_keys` rewrites them.
 PERSON_REPEATS_BY_FINGERPRINT = """
     SELECT COUNT(*) FROM repetition_tracking
     WHERE person_id = %s AND fingerprint IN ({fingerprints}) AND timestamp >= %s
