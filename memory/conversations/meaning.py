@@ -435,9 +435,7 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
             mood,
             True,
         )
-    sims = earlier.word_matrix @ current.word_matrix.T
-    sims[earlier.word_tokens[:, None] == current.word_tokens[None, :]] = 1.0
-    best_a, best_b = sims.max(axis=1), sims.max(axis=0)
+    sims, best_a, best_b = _word_sims(earlier, current)
     coverage = float(best_b.mean() if len(b) >= len(a) else best_a.mean())
     alignment = float(min(best_a.min(), best_b.min()))
 
@@ -469,6 +467,32 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         other_question and bool((best_a >= MATCH).any()),
         mood,
     )
+
+
+def _word_sims(
+    earlier: MessageMeaning, current: MessageMeaning
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair of words' likeness (the same canonical word: 1), and each word's best match."""
+    sims = earlier.word_matrix @ current.word_matrix.T
+    sims[earlier.word_tokens[:, None] == current.word_tokens[None, :]] = 1.0
+    return sims, sims.max(axis=1), sims.max(axis=0)
+
+
+def opposite(earlier: MessageMeaning, current: MessageMeaning) -> bool:
+    """`compare(earlier, current).opposite`, computing only that: all the repeat rule asks of a
+    pair the fingerprint rule already matched (`is_repeat`). Most such pairs have no negated
+    word and no antonym on either side, and then nothing can make them opposites."""
+    if earlier.question != current.question:
+        return False
+    a, b = earlier.words, current.words
+    if not a or not b:
+        return not a and not b and (earlier.negations - current.negations) % 2 == 1
+    if not any(w.negated or w.opposites for w in a) and not any(
+        w.negated or w.opposites for w in b
+    ):
+        return False
+    sims, best_a, best_b = _word_sims(earlier, current)
+    return _opposite(a, b, sims, best_a, best_b)
 
 
 def _opposite(a, b, sims: np.ndarray, best_a: np.ndarray, best_b: np.ndarray) -> bool:
@@ -628,10 +652,11 @@ def is_repeat(
     """
     if earlier is None:
         return fingerprint_match
-    comparison = compare(earlier, current)
-    if fingerprint_match and not comparison.opposite:
-        return True
-    return comparison.same_meaning(settings)
+    if fingerprint_match:
+        # A repeat unless opposites, and opposites never mean the same (`same_meaning`): the
+        # opposite check alone decides, without the rest of the comparison.
+        return not opposite(earlier, current)
+    return compare(earlier, current).same_meaning(settings)
 
 
 def count_repeats(

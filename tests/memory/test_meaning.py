@@ -360,6 +360,26 @@ def test_compare_many_gives_compare_s_numbers(meaning_of):
                 assert getattr(many, field) == pytest.approx(getattr(one, field), abs=1e-5), field
 
 
+def test_the_opposite_check_alone_agrees_with_the_whole_comparison(onnx_int8):
+    # `is_repeat` of a fingerprint match asks only `opposite` (issue 20: the per-turn read);
+    # every pair of the evaluation set, both ways round, stored and read back as a turn does.
+    rows = [json.loads(line) for line in PAIRS.read_text().splitlines() if line.strip()]
+    of = {}
+    for text in {r["earlier"] for r in rows} | {r["current"] for r in rows}:
+        of[text] = analyse(text, embedder=onnx_int8)
+    opposites = 0
+    for row in rows:
+        for first, second in ((row["earlier"], row["current"]), (row["current"], row["earlier"])):
+            earlier = from_stored(to_stored(of[first]))
+            whole = compare(earlier, of[second])
+            assert meaning.opposite(earlier, of[second]) == whole.opposite, (first, second)
+            assert is_repeat(earlier, of[second], fingerprint_match=True) == (
+                whole.opposite is False
+            )
+            opposites += whole.opposite
+    assert opposites >= 20  # the set's opposites, negated and antonym, are all in there
+
+
 def test_count_repeats_is_the_sum_of_is_repeat(meaning_of):
     current = meaning_of("Where are my specs?")
     earlier = [
