@@ -30,6 +30,7 @@ fingerprint, compared under every configured key, still finds the same words).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -169,6 +170,7 @@ def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
         return None
 
 
+@functools.cache
 def cosine_floor(settings: meaning_rule.Settings = meaning_rule.DEFAULT) -> float:
     """The least sentence cosine two messages of the same meaning can have.
 
@@ -197,20 +199,15 @@ def repeat_flags(
     """For each earlier (stored fingerprint, question type, stored meaning) of the session,
     whether this message repeats it. `variants` are the message's `repetition.stored_variants`.
     """
+    by_words_of = repetition.matcher(variants, question_type)
+    if meaning is None:
+        return [by_words_of(fingerprint, earlier_type) for fingerprint, earlier_type, _ in earlier]
     floor = cosine_floor()
-    verdicts = meaning.verdicts if meaning is not None else {}
+    verdicts = meaning.verdicts
     flags = []
     for fingerprint, earlier_type, stored in earlier:
-        by_words = any(
-            repetition.is_repeat_of(
-                fingerprint_=variant,
-                question_type_=question_type,
-                earlier_fingerprint=fingerprint,
-                earlier_type=earlier_type,
-            )
-            for variant in variants
-        )
-        if meaning is None or stored is None:
+        by_words = by_words_of(fingerprint, earlier_type)
+        if stored is None:
             flags.append(by_words)
             continue
         # The same message against the same stored row gets the same verdict: /context and the

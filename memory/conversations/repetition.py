@@ -9,7 +9,7 @@ the words. Stored fingerprints are compared with `count_repeats_stored`.
 """
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from memory.conversations.models import QuestionType
 from memory.core import crypto
@@ -159,6 +159,28 @@ def is_repeat_of(
     if jaccard(fingerprint_, earlier_fingerprint) > SIMILARITY_THRESHOLD:
         return True
     return question_type_ != QuestionType.GENERAL and question_type_ == earlier_type
+
+
+def matcher(variants: Sequence[str], question_type_: str) -> Callable[[str, str], bool]:
+    """`is_repeat_of` of one message against earlier rows, as a function of an earlier row's
+    (stored fingerprint, question type): true when any of `variants` (the message's
+    `stored_variants`) matches. The message's word sets are split once, not for every row (a
+    turn checks every earlier row of its session)."""
+    word_sets = [words for words in (set(variant.split()) for variant in variants) if words]
+    specific = question_type_ != QuestionType.GENERAL
+
+    def repeats(earlier_fingerprint: str, earlier_type: str) -> bool:
+        if specific and earlier_type == question_type_:
+            return True
+        if not word_sets or not earlier_fingerprint:
+            return False  # Jaccard with an empty side is 0
+        earlier = set(earlier_fingerprint.split())
+        return any(
+            len(words & earlier) / len(words | earlier) > SIMILARITY_THRESHOLD
+            for words in word_sets
+        )
+
+    return repeats
 
 
 def count_repeats(
