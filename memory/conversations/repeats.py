@@ -88,13 +88,12 @@ class _Lru:
 
 
 _analysed = _Lru(lambda: settings.CLARA_MEANING_CACHE_SIZE)
-_decoded = _Lru(lambda: DECODED_CACHE_SIZE)
 
 
 def clear_caches() -> None:
     """Forget every cached meaning (benchmarks time the cold path with it)."""
     _analysed.clear()
-    _decoded.clear()
+    _decrypted.cache_clear()
 
 
 def _embedder():
@@ -149,14 +148,14 @@ def from_db(value: bytes | memoryview | None) -> MessageMeaning | None:
     """
     if value is None:
         return None
-    value = bytes(value)  # PostgreSQL gives a memoryview
-    found = _decoded.get(value)
-    if found is not None:
-        return found
-    found = decode_meaning(crypto.decrypt_bytes(value, context=MEANING_CONTEXT))
-    if found is not None:
-        _decoded.put(value, found)
-    return found
+    return _decrypted(bytes(value))  # PostgreSQL gives a memoryview
+
+
+# By ciphertext, DECODED_CACHE_SIZE of them: functools' LRU (in C, thread-safe), as a turn looks
+# up every earlier row of its session (a failure to decrypt is raised, never kept).
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+def _decrypted(value: bytes) -> MessageMeaning | None:
+    return decode_meaning(crypto.decrypt_bytes(value, context=MEANING_CONTEXT))
 
 
 def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
