@@ -336,3 +336,21 @@ def test_no_pair_below_the_cosine_floor_means_the_same():
                 below += 1
                 assert not comparison.same_meaning()
     assert below > len(LINES)  # the filter does skip work
+
+
+def test_clearing_the_caches_makes_the_next_analysis_run_the_model(monkeypatch):
+    """Benchmarks time "a message this process has not seen" after `clear_caches()`: the
+    detector's own cache must be cleared too, or the forward pass is silently skipped."""
+    passes: list[str] = []
+    real = meaning._analyse
+
+    def counting(message, embedder, hasher):
+        passes.append(message)
+        return real(message, embedder, hasher)
+
+    monkeypatch.setattr(meaning, "_analyse", counting)
+    first = repeats.meaning_of(JACKET)
+    assert repeats.meaning_of(JACKET) is first and len(passes) == 1
+    repeats.clear_caches()
+    repeats.meaning_of(JACKET)
+    assert len(passes) == 2
