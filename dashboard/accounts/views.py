@@ -115,12 +115,15 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "registration/invitation_other_login.html", context, status=403)
     form = NewLoginForm(request.POST or None, email=invitation.email)
     if request.method == "POST" and form.is_valid():
-        return _accepted(
-            request,
-            invitation,
-            username=form.cleaned_data["username"],
-            password=form.cleaned_data["password1"],
-        )
+        try:
+            return _accepted(
+                request,
+                invitation,
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+            )
+        except services.LoginNameTaken:
+            form.add_error("username", "That login name is taken. Please choose another.")
     context["form"] = form
     status = 400 if request.method == "POST" else 200
     return render(request, "registration/invitation_accept.html", context, status=status)

@@ -197,6 +197,33 @@ def test_the_new_password_must_pass_the_validators(admin, person, smtp_server):
     assert _accept(path).status_code == 302
 
 
+def test_a_login_name_taken_at_the_same_moment_is_a_400_and_the_link_still_works(
+    admin, person, smtp_server, monkeypatch
+):
+    """Two people signing up as "sam" at once: both forms pass the name check, one insert wins.
+    The other gets the form back naming the field (not a 500), and keeps a working link."""
+    from dashboard.accounts import forms
+
+    _invite(client_for(admin), person.organisation)
+    path = _path(_link(smtp_server))
+    get_user_model().objects.create_user("sam", password=NEW_PASSWORD)
+    # The check ran before the other sign-up committed.
+    monkeypatch.setattr(forms.NewLoginForm, "clean_username", lambda self: "sam")
+    response = _accept(path, username="sam")
+    assert response.status_code == 400
+    assert response.context["form"].errors["username"] == [
+        "That login name is taken. Please choose another."
+    ]
+    invitation = Invitation.objects.get()
+    assert invitation.accepted_at is None and invitation.accepted_by is None
+    assert not OrganisationMembership.objects.filter(user__username="sam").exists()
+    monkeypatch.undo()
+    assert _accept(path, username="sam2").status_code == 302
+    assert OrganisationMembership.objects.filter(
+        user__username="sam2", organisation=person.organisation
+    ).exists()
+
+
 def test_an_existing_login_joins_only_when_logged_in_as_itself(admin, person, smtp_server):
     elsewhere = tenancy.organisation_get_or_create("elsewhere", name="Elsewhere")
     existing = login("erin", elsewhere)
