@@ -21,6 +21,7 @@ from dashboard.access import Need, get_organisation_for
 from dashboard.accounts import services
 from dashboard.accounts.forms import InvitationForm, NewLoginForm
 from dashboard.accounts.models import Invitation
+from dashboard.accounts.reset_limits import LimitedPasswordResetView
 from memory.models import Person
 
 
@@ -152,7 +153,7 @@ urlpatterns = [
     path("invitations/<str:token>/", invitation_accept, name="invitation_accept"),
     path(
         "account/password-reset/",
-        auth_views.PasswordResetView.as_view(
+        LimitedPasswordResetView.as_view(
             template_name="registration/password_reset_form.html",
             email_template_name="registration/password_reset_email.txt",
             subject_template_name="registration/password_reset_subject.txt",

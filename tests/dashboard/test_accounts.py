@@ -344,3 +344,45 @@ def test_a_reset_does_not_skip_the_second_factor(member, smtp_server):
     verified = client.post(reverse("dashboard:two_factor"), {"token": current_code(device)})
     assert verified.status_code == 302
     assert client.get(reverse("dashboard:people")).status_code == 200
+
+
+def test_resets_for_one_address_stop_mailing_past_the_limit_without_saying_so(
+    member, smtp_server, settings
+):
+    settings.CLARA_PASSWORD_RESETS_PER_ADDRESS_PER_HOUR = 3
+    answers = [
+        Client().post(
+            reverse("dashboard:password_reset"),
+            {"email": address},
+            REMOTE_ADDR=f"198.51.100.{n}",  # from different places: the address limit alone
+        )
+        for n, address in enumerate(["mona@care.example", "MONA@care.example "] * 3)
+    ]
+    # Every answer is the usual one, but only three mails left.
+    assert {(a.status_code, a["Location"]) for a in answers} == {
+        (302, reverse("dashboard:password_reset_done"))
+    }
+    assert smtp_server.recipients == [["mona@care.example"]] * 3
+    # Another address is counted on its own.
+    _ask_reset("nobody@care.example")
+    member.email = "nobody@care.example"
+    member.save()
+    _ask_reset("nobody@care.example")
+    assert smtp_server.recipients[-1] == ["nobody@care.example"]
+
+
+def test_resets_from_one_client_are_refused_past_the_limit(member, smtp_server, settings):
+    settings.CLARA_PASSWORD_RESETS_PER_CLIENT_PER_HOUR = 2
+    url = reverse("dashboard:password_reset")
+    asks = [
+        Client().post(url, {"email": f"someone{n}@care.example"}, REMOTE_ADDR="203.0.113.7")
+        for n in range(2)
+    ]
+    assert [a.status_code for a in asks] == [302, 302]
+    refused = Client().post(url, {"email": "mona@care.example"}, REMOTE_ADDR="203.0.113.7")
+    assert refused.status_code == 429
+    assert "Too many reset requests from here" in refused.content.decode()
+    assert smtp_server.recipients == []
+    # Another client is not held back.
+    other = Client().post(url, {"email": "mona@care.example"}, REMOTE_ADDR="203.0.113.8")
+    assert other.status_code == 302 and smtp_server.recipients == [["mona@care.example"]]
