@@ -32,6 +32,7 @@ from memory.core.fields import (
     EncryptedKeyField,
     EncryptedTextField,
     FingerprintField,
+    LookupHashField,
     context_of,
     row_attname,
     row_text,
@@ -43,6 +44,7 @@ _ENCRYPTED_FIELDS = (
     EncryptedBinaryField,
     EncryptedKeyField,
     FingerprintField,
+    LookupHashField,
 )
 
 BATCH_SIZE = 1000
@@ -111,7 +113,7 @@ _COLUMN_BOUND = {("repetition_tracking", "meaning")}
 
 def _bound_row(field, row: dict) -> str | None:
     """The row `field`'s values are bound to in `row` (memory/core/fields.py `row_attname`)."""
-    if isinstance(field, EncryptedKeyField | FingerprintField):
+    if isinstance(field, EncryptedKeyField | FingerprintField | LookupHashField):
         return None  # compared across rows: bound to the column only
     if (field.model._meta.db_table, field.column) in _COLUMN_BOUND:
         return None
@@ -161,6 +163,13 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
                 lambda: derive(row, ring) or _reencrypt_bytes(raw, ring, context, bound), raw
             )
         return _Change(_reencrypt_bytes(raw, ring, context, bound), raw)
+    if isinstance(field, LookupHashField):
+        # Made again from the plaintext of its source column (read in the same row).
+        source = field.source_field()
+        text = row.get(source.column)
+        text = "" if text is None else ring.decrypt(text, context=context_of(source))
+        digest = ring.keyed_hash(text, purpose=context_of(source)) if text else ""
+        return None if digest == raw else _Change(digest, raw)
     if isinstance(field, EncryptedKeyField):
         if ring.is_current_lookup(raw):
             return None
@@ -193,8 +202,8 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
 
 def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
     """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
-    if raw is None:
-        return None
+    if raw is None or isinstance(field, LookupHashField):
+        return None  # a keyed hash has no plaintext form; it stays as it is
     context = context_of(field)
     if isinstance(field, EncryptedBinaryField):
         plain = ring.decrypt_bytes(raw, context=context)
@@ -238,6 +247,9 @@ def _sweep(
             and "original_message" not in columns
         ):
             columns.append("original_message")
+        for field in fields:
+            if isinstance(field, LookupHashField) and field.source_field().column not in columns:
+                columns.append(field.source_field().column)
         # Values are bound to their row: read what they are bound to (when not the pk).
         attname = row_attname(model)
         if attname is not None:

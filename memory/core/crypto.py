@@ -345,6 +345,10 @@ class Keyring:
         message = purpose.encode() + b"\x00" + value.encode("utf-8")
         return hmac.new(key.hash_key, message, hashlib.sha256).hexdigest()
 
+    def keyed_hash_variants(self, value: str, *, purpose: str) -> list[str]:
+        """`keyed_hash` under every configured key, the primary's first (a rotation under way)."""
+        return [self.keyed_hash(value, purpose=purpose, key=key) for key in self.keys]
+
     def fingerprint_tokens(self, words: str, *, key: _Key | None = None) -> str:
         """A fingerprint's words as keyed tokens, sorted and space-joined ("" stays "")."""
         key = key or self.primary

@@ -141,7 +141,7 @@ def test_a_database_copy_after_a_realistic_run_holds_no_sentence_name_key_or_vec
     assert _hits(tables, run["keys"]) == []
     assert _vector_hits(tables, run["vectors"]) == []
 
-    # Matching still works where it must: a person by the exact name, sealed the same way.
+    # Matching still works where it must: a person by the exact name (its keyed hash).
     person = Person.objects.order_by("created_at").first()
     assert Person.objects.get(display_name=person.display_name) == person
     assert not Person.objects.filter(display_name=person.display_name + " ").exists()
