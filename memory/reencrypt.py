@@ -336,4 +336,6 @@ def _models(all_models):
         return list(all_models)
     from django.apps import apps
 
-    return list(apps.get_app_config("memory").get_models())
+    # Every app's: the dashboard's notes, handover notes and suggestions, and the second
+    # factor's secrets are encrypted too, and must not be left under a key about to be dropped.
+    return list(apps.get_models())

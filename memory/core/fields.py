@@ -75,18 +75,24 @@ def _rows_of(model) -> tuple[str | None, tuple]:
 
 def row_attname(model) -> str | None:
     """The attribute a model's encrypted values are bound to: its primary key when code makes
-    it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person the row
-    belongs to (keys the database assigns are unknown until the insert); None if neither."""
+    it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person, alert or
+    login the row belongs to (`OWNER_ATTNAMES`: keys the database assigns are unknown until the
+    insert); None if none of these."""
     return _rows_of(model)[0]
+
+
+# What a row whose key the database assigns is bound to instead, first found: the person it is
+# about, else the alert it belongs to (an alert's timeline), else the login it belongs to (a
+# second factor's secret). Each is known before the insert and never changes.
+OWNER_ATTNAMES = ("person_id", "alert_id", "user_id")
 
 
 def _row_attname(model) -> str | None:
     pk = model._meta.pk
     if pk.has_default():
         return pk.attname
-    if any(f.attname == "person_id" for f in model._meta.concrete_fields):
-        return "person_id"
-    return None
+    attnames = {f.attname for f in model._meta.concrete_fields}
+    return next((name for name in OWNER_ATTNAMES if name in attnames), None)
 
 
 def row_text(value) -> str | None:

@@ -407,3 +407,44 @@ def test_a_message_of_a_session_without_a_person_is_bound_to_its_own_row(db):
     services.session_resolve(session_id=session.id, user_id=person.id)
     assert ChatMessage.objects.get(id=message.id).person_id == person.id
     assert ChatMessage.objects.get(id=message.id).content == "Where is my husband Frank?"
+
+
+# --- What other apps store: bound too, and rotated with the rest -------------------------------
+
+
+def _alert_step(person, note: str):
+    from dashboard.alerting.models import AlertStep
+    from memory.models import Alert
+
+    alert = Alert.objects.create(
+        person=person,
+        kind=Alert.Kind.ESCALATION,
+        dedupe_key=f"test:{uuid.uuid4()}",
+        created_at=timezone.now(),
+    )
+    return AlertStep.objects.create(alert=alert, kind=AlertStep.Kind.NOTE, note=note)
+
+
+def test_a_handover_note_is_bound_to_its_alert(db):
+    from dashboard.alerting.models import AlertStep
+
+    ada, bea = make_person("Ada"), make_person("Bea")
+    a, b = _alert_step(ada, "Called her daughter"), _alert_step(bea, "Settled with tea")
+    assert f":{a.alert_id}:" in raw("alert_steps", "note", a.id)
+    write_raw("alert_steps", "note", b.id, raw("alert_steps", "note", a.id))
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        AlertStep.objects.get(id=b.id)
+    assert AlertStep.objects.get(id=a.id).note == "Called her daughter"
+
+
+def test_rotate_keys_reaches_every_apps_encrypted_columns(db, settings):
+    from dashboard.alerting.models import AlertStep
+
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_A]
+    step = _alert_step(make_person("Ada"), "Called her daughter")
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+    out = io.StringIO()
+    call_command("rotate_keys", stdout=out)
+    assert "alert_steps.note: 1 rows, 1 rewritten" in out.getvalue()
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B]  # the old key dropped: still reads
+    assert AlertStep.objects.get(id=step.id).note == "Called her daughter"
