@@ -98,3 +98,48 @@ def test_names_sealed_for_lookup_are_bound_to_their_row_and_back():
         assert old.get_model("memory", "Person").objects.get(display_name="Nana Plum").id == nana.id
     finally:
         _migrate(latest)
+
+
+DEVICES_BEFORE = [
+    ("dashboard", "0013_second_factor_secrets_encrypted"),
+    ("otp_totp", "0003_add_timestamps"),
+    ("otp_static", "0003_add_timestamps"),
+]
+DEVICES_AFTER = [("dashboard", "0014_move_second_factor_devices")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_django_otp_devices_move_into_the_encrypted_ones():
+    from dashboard.second_factor.models import AuthenticatorDevice, recovery_digests
+
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        old = _migrate(DEVICES_BEFORE)
+        user = old.get_model("auth", "User").objects.create(username="ops")
+        totp = old.get_model("otp_totp", "TOTPDevice").objects.create(
+            user=user, name="Authenticator app", key="3132333435363738393031323334353637383930"
+        )
+        static = old.get_model("otp_static", "StaticDevice").objects.create(
+            user=user, name="Recovery codes"
+        )
+        static.token_set.create(token="abcd2345")
+
+        new = _migrate(DEVICES_AFTER)
+        assert not new.get_model("otp_totp", "TOTPDevice").objects.exists()
+        assert not new.get_model("otp_static", "StaticDevice").objects.exists()
+        assert not new.get_model("otp_static", "StaticToken").objects.exists()
+        device = AuthenticatorDevice.objects.get(user_id=user.pk)
+        assert device.key == totp.key and device.confirmed
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT key FROM dashboard_totp_devices WHERE id = %s", [device.pk])
+            assert totp.key not in cursor.fetchone()[0]
+        Code = new.get_model("dashboard", "RecoveryCode")
+        assert list(Code.objects.values_list("digest", flat=True)) == [
+            recovery_digests("abcd2345")[0]
+        ]
+
+        back = _migrate(DEVICES_BEFORE)
+        assert back.get_model("otp_totp", "TOTPDevice").objects.get().key == totp.key
+        assert back.get_model("otp_static", "StaticDevice").objects.filter(user_id=user.pk).exists()
+    finally:
+        _migrate(latest)
