@@ -32,6 +32,7 @@ from memory.core.fields import (
     EncryptedKeyField,
     EncryptedTextField,
     FingerprintField,
+    KeyedDigestField,
     LookupHashField,
     context_of,
     row_attname,
@@ -45,6 +46,7 @@ _ENCRYPTED_FIELDS = (
     EncryptedKeyField,
     FingerprintField,
     LookupHashField,
+    KeyedDigestField,
 )
 
 BATCH_SIZE = 1000
@@ -58,6 +60,8 @@ class ColumnCount:
     column: str
     rows: int = 0
     rewritten: int = 0
+    # Keyed digests under an old key (`KeyedDigestField`): they cannot be made again here.
+    stale: int = 0
 
 
 def encrypted_models(all_models: Iterable[type[models.Model]]) -> list[tuple[type, list]]:
@@ -148,8 +152,8 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
 
     Values from before binding (v1, or plaintext) are rewritten bound to their table and column.
     """
-    if raw is None:
-        return None
+    if raw is None or isinstance(field, KeyedDigestField):
+        return None  # nothing stored holds a digest's secret: counted, never rewritten
     context = context_of(field)
     bound = _bound_row(field, row)
     if isinstance(field, EncryptedBinaryField):
@@ -202,7 +206,7 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
 
 def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
     """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
-    if raw is None or isinstance(field, LookupHashField):
+    if raw is None or isinstance(field, LookupHashField | KeyedDigestField):
         return None  # a keyed hash has no plaintext form; it stays as it is
     context = context_of(field)
     if isinstance(field, EncryptedBinaryField):
@@ -272,6 +276,10 @@ def _sweep(
             for values in rows:
                 row = dict(zip(names, values, strict=True))
                 for field in fields:
+                    if isinstance(field, KeyedDigestField) and not ring.is_current_digest(
+                        row[field.column]
+                    ):
+                        by_column[field.column].stale += 1
                     change = plan(field, row[field.column], row, ring)
                     if change is not None:
                         new = change.new

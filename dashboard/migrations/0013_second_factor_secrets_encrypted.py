@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
             name='RecoveryCode',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('digest', models.CharField(max_length=64)),
+                ('digest', memory.core.fields.KeyedDigestField()),
                 ('device', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='codes', to='dashboard.recoverydevice')),
             ],
             options={

@@ -44,7 +44,7 @@ def move_devices(apps, schema_editor):
         Code.objects.bulk_create(
             Code(
                 device=device,
-                digest=crypto.keyed_hash(token.strip().lower(), purpose=RECOVERY_PURPOSE),
+                digest=crypto.keyed_digest(token.strip().lower(), purpose=RECOVERY_PURPOSE),
             )
             for token in old.token_set.values_list("token", flat=True)
         )

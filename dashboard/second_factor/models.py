@@ -14,7 +14,7 @@ what they keep differs:
   a keyed hash (HMAC-SHA256 under the key derived from CLARA_ENCRYPTION_KEYS): nothing stored
   opens it, and a guess cannot be checked offline without the key. During a key rotation a code
   is matched under every configured key; `rotate_keys` cannot remake the hashes (it has no
-  codes), so codes issued under a key outlive it only until the login issues new ones.
+  codes): it counts those made under an old key, whose logins make new codes before it goes.
 
 django-otp's own plugins stay installed (their tables are where migration 0013 moves existing
 devices from, and they are empty afterwards); their admin pages are replaced by this app's.
@@ -27,7 +27,7 @@ from django_otp.plugins.otp_totp import models as otp_totp
 from django_otp.util import random_hex
 
 from memory.core import crypto
-from memory.core.fields import EncryptedTextField
+from memory.core.fields import EncryptedTextField, KeyedDigestField
 
 # What a recovery code's hash is bound to: its purpose, so it matches no other keyed hash.
 RECOVERY_PURPOSE = "dashboard_recovery_codes.digest"
@@ -69,7 +69,7 @@ class AuthenticatorDevice(TimestampMixin, ThrottlingMixin, Device):
 
 def recovery_digests(code: str) -> list[str]:
     """What `code` is stored as, under every configured key (the current key's first)."""
-    return crypto.keyring().keyed_hash_variants(code.strip().lower(), purpose=RECOVERY_PURPOSE)
+    return crypto.keyring().keyed_digest_variants(code.strip().lower(), purpose=RECOVERY_PURPOSE)
 
 
 class RecoveryDevice(TimestampMixin, ThrottlingMixin, Device):
@@ -100,10 +100,10 @@ class RecoveryDevice(TimestampMixin, ThrottlingMixin, Device):
 
 
 class RecoveryCode(models.Model):
-    """One unused recovery code, as its keyed hash (64 hex characters)."""
+    """One unused recovery code, as its keyed hash (`<key id>:<64 hex characters>`)."""
 
     device = models.ForeignKey(RecoveryDevice, on_delete=models.CASCADE, related_name="codes")
-    digest = models.CharField(max_length=64)
+    digest = KeyedDigestField()
 
     class Meta:
         db_table = "dashboard_recovery_codes"

@@ -425,6 +425,25 @@ class LookupHashField(models.CharField):
         return value
 
 
+class KeyedDigestField(models.CharField):
+    """A keyed hash of a secret that is only ever matched, never shown again (a recovery code):
+    `<key id>:<HMAC-SHA256>` (`crypto.keyed_digest`), written by code. Nothing stored holds the
+    secret, so `rotate_keys` cannot remake the value under a new key: it counts those still
+    under an old one (memory/reencrypt.py), whose secrets stop matching once that key is gone."""
+
+    description = "Keyed hash of a secret, with the id of the key that made it"
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("max_length", 80)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("max_length") == 80:
+            del kwargs["max_length"]
+        return name, path, args, kwargs
+
+
 class _SealedExact(Lookup):
     """`=` on a deterministically encrypted column: the value sealed under every configured key
     (one during normal running; two while a rotation is under way)."""

@@ -234,3 +234,36 @@ def test_a_new_authenticator_replaces_the_old_only_once_it_gives_a_code(person):
     assert (
         other.post(reverse("dashboard:two_factor"), {"token": current_code(old)}).status_code == 400
     )
+
+
+def test_recovery_codes_match_during_a_rotation_and_rotate_keys_counts_the_old_ones(
+    operator, settings
+):
+    import io
+
+    from django.core.management import call_command
+
+    from dashboard.second_factor.services import recovery_codes_issue
+    from memory.core import crypto
+
+    key_a, key_b = crypto.generate_key(), crypto.generate_key()
+    settings.CLARA_ENCRYPTION_KEYS = [key_a]
+    totp_device(operator)
+    old = recovery_codes_issue(user=operator)
+    settings.CLARA_ENCRYPTION_KEYS = [key_b, key_a]
+    out = io.StringIO()
+    call_command("rotate_keys", stdout=out)
+    assert "dashboard_recovery_codes.digest: 10 rows, 0 rewritten; 10 made under an old key" in (
+        out.getvalue()
+    )
+    # Still matched meanwhile (the old key is configured), and the secret was re-encrypted.
+    client = _password_login("ops", "/admin/login/")
+    assert client.post(reverse("dashboard:two_factor"), {"token": old[0]}).status_code == 302
+    assert AuthenticatorDevice.objects.get(user=operator).bin_key
+    # New codes are made under the new key: nothing left to count.
+    recovery_codes_issue(user=operator)
+    again = io.StringIO()
+    call_command("rotate_keys", stdout=again)
+    assert "made under an old key" not in again.getvalue()
+    settings.CLARA_ENCRYPTION_KEYS = [key_b]
+    assert AuthenticatorDevice.objects.get(user=operator).bin_key
