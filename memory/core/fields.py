@@ -22,6 +22,11 @@ unless the value says its row (`for_row(value, row)`); `None` is always accepted
 instance (`values()`) are not checked; `rotate_keys` (memory/reencrypt.py) binds every stored
 value to its row, including those written before this rule.
 
+A person's name must be both bound to its row and found by its exact text (the admin's search):
+`FindableTextField` is a row-bound text whose `=` and `IN` lookups compare a keyed hash kept in
+a sibling column (`LookupHashField`, refreshed on every save). Recovery codes, only ever
+matched, are kept as keyed hashes that name their key (`KeyedDigestField`).
+
 Nothing can be compared in SQL on ciphertext (each value has its own random nonce), so the
 lookups that would quietly never match are refused with a FieldError. `icontains` is kept, and
 matches nothing, so that Django admin search boxes that list such a column keep working for their
