@@ -777,14 +777,18 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
     values = feature_values(lambda name: columns[name].astype(np.float64))
     for value, weight in zip(values, settings.weights, strict=True):
         z += weight * value
-    return ~columns["opposite"] & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
+    # As `Comparison.same_meaning`: no content word on one side and a low cosine is no repeat.
+    vetoed = columns["unaligned"] & (
+        columns["cosine"] < settings.threshold - settings.coverage_weight
+    )
+    return ~columns["opposite"] & ~vetoed & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
 
 
 # --- Storage ---------------------------------------------------------------------------------
 
 # Version 3, column by column so that reading is a handful of array views, not a loop per
-# word (a turn reads up to 40): header (version, word count n, flags, frame + 1, particles) | sentence
-# vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
+# word (a turn reads up to 40): header (version, word count n, flags, frame + 1, particles) |
+# sentence vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
 # u8 × n | opposites per word, u8 × n | the opposites, u32 each | word vectors, int8 × 384 × n
 # (×127, unit vectors). About 0.8 KB for the sentence and 0.4 KB a word.
 # Version 2 (the same without the particles byte: rows stored before issue 17's third round)

@@ -543,3 +543,27 @@ def test_below_the_least_cosine_no_features_reach_the_cut():
             cosine=cosine, coverage=1.0, conflict=False, opposite=False, **fields
         )
         assert not comparison.same_meaning(), (cosine, fields)
+
+
+def test_all_at_once_gives_the_same_verdicts_as_one_by_one_in_the_unaligned_band():
+    # No content word on one side and a cosine under threshold - coverage weight: never the
+    # same, whatever the probability; count_repeats's columns must say so too.
+    veto = meaning.DEFAULT.threshold - meaning.DEFAULT.coverage_weight
+    comparisons = [
+        meaning.Comparison(
+            cosine=c,
+            coverage=1.0,
+            substitution=1.0,
+            conflict=False,
+            opposite=False,
+            unaligned=True,
+        )
+        for c in np.linspace(veto - 0.1, veto + 0.1, 41)
+    ]
+    assert any(c.probability() >= meaning.CUT and c.cosine < veto for c in comparisons)
+    columns = {
+        name: np.array([getattr(c, name) for c in comparisons])
+        for name in comparisons[0].__dataclass_fields__
+    }
+    many = meaning._same_meaning_columns(columns, meaning.DEFAULT)
+    assert many.tolist() == [c.same_meaning() for c in comparisons]
