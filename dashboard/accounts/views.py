@@ -130,6 +130,23 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "registration/invitation_accept.html", context, status=status)
 
 
+class PasswordChange(auth_views.PasswordChangeView):
+    """A logged-in member changes their own password (the old one first, then the project's
+    validators). The login stays, second factor included; the page says it is done and goes
+    back to the people list."""
+
+    template_name = "registration/password_change_form.html"
+    success_url = reverse_lazy("dashboard:people")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        messages.success(self.request, "Your new password is saved.")
+        return response
+
+    def form_invalid(self, form):
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
+
 def _accepted(request: HttpRequest, invitation: Invitation, **who) -> HttpResponse:
     try:
         accepted = services.invitation_accept(invitation=invitation, **who)
@@ -151,6 +168,7 @@ urlpatterns = [
         name="invitation_revoke",
     ),
     path("invitations/<str:token>/", invitation_accept, name="invitation_accept"),
+    path("account/password/", PasswordChange.as_view(), name="password_change"),
     path(
         "account/password-reset/",
         LimitedPasswordResetView.as_view(

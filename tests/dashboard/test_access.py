@@ -85,6 +85,7 @@ PUBLIC_OR_OWN = {
     "invitations",
     "invitation_revoke",
     "invitation_accept",
+    "password_change",  # a login's own: tests/dashboard/test_accounts.py
     "password_reset",
     "password_reset_done",
     "password_reset_confirm",

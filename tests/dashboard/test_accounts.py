@@ -386,3 +386,57 @@ def test_resets_from_one_client_are_refused_past_the_limit(member, smtp_server, 
     # Another client is not held back.
     other = Client().post(url, {"email": "mona@care.example"}, REMOTE_ADDR="203.0.113.8")
     assert other.status_code == 302 and smtp_server.recipients == [["mona@care.example"]]
+
+
+# --- Changing one's own password -------------------------------------------------------------
+
+
+def test_a_member_changes_their_password_and_stays_logged_in(member):
+    client = client_for(member)
+    url = reverse("dashboard:password_change")
+    assert client.get(url).status_code == 200
+    response = client.post(
+        url,
+        {"old_password": PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == reverse("dashboard:people")
+    assert "Your new password is saved." in response.content.decode()
+    member.refresh_from_db()
+    assert member.check_password(NEW_PASSWORD)
+    # Still logged in on this browser.
+    assert client.get(reverse("dashboard:people")).status_code == 200
+
+
+def test_the_password_now_is_needed_and_the_new_one_must_pass_the_validators(member):
+    client = client_for(member)
+    url = reverse("dashboard:password_change")
+    wrong = client.post(
+        url,
+        {"old_password": "not-it", "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
+    assert wrong.status_code == 400 and "old_password" in wrong.context["form"].errors
+    weak = client.post(
+        url, {"old_password": PASSWORD, "new_password1": "short1", "new_password2": "short1"}
+    )
+    assert weak.status_code == 400 and "new_password2" in weak.context["form"].errors
+    member.refresh_from_db()
+    assert member.check_password(PASSWORD)
+
+
+def test_an_admin_keeps_the_second_factor_after_changing_the_password(admin):
+    client = client_for(admin)
+    client.post(
+        reverse("dashboard:password_change"),
+        {"old_password": PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
+    admin.refresh_from_db()
+    assert admin.check_password(NEW_PASSWORD)
+    # Not sent back to the second factor: the session kept its verification.
+    response = client.get(reverse("dashboard:people"))
+    assert response.status_code == 200
+
+
+def test_changing_a_password_needs_a_login():
+    response = Client().get(reverse("dashboard:password_change"))
+    assert response.status_code == 302 and reverse("dashboard:login") in response["Location"]

@@ -131,6 +131,7 @@ def pages_of(peggy, slug):  # noqa: F811
         "record": f"{base}record.html?archived=1",
         # The login's own second factor (alice passes one: she is an organisation admin here).
         "second-step": "/account/two-factor/manage/",
+        "password": "/account/password/",
         "new-authenticator": "/account/two-factor/replace/",
         "not-found": "/no/such/page/",
     }
