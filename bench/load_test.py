@@ -4,6 +4,8 @@
     .venv/bin/python bench/load_test.py                          # 10, 25, 50 sessions, 60 s each
     .venv/bin/python bench/load_test.py --levels 50 --think 0 --duration 30   # saturation
     .venv/bin/python bench/load_test.py --url http://host:8000 --key clara_...  # a running server
+    .venv/bin/python bench/load_test.py --database-url sqlite:////abs/clara_load.sqlite3 \
+        --from-sqlite $CLARA_BENCH_DIR/messages-1000000.sqlite3     # against 1M stored messages
 
 Unless --url is given it deploys the Procfile's shape on this machine: a fresh PostgreSQL
 database (--database-url; dropped and created, then migrated) or SQLite file
@@ -43,6 +45,7 @@ import json
 import math
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -104,6 +107,14 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _bench_key() -> str:
+    """memory_bench.py's key: its databases are encrypted with it."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from memory_bench import BENCH_ENCRYPTION_KEY
+
+    return BENCH_ENCRYPTION_KEY
+
+
 def _encryption_key() -> str:
     """A fresh key, as `memory.core.crypto.generate_key` makes them (32 bytes, base64url)."""
     import base64
@@ -128,7 +139,7 @@ class Deployment:
             "SECRET_KEY": "load-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
             "ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": args.database_url,
-            "CLARA_ENCRYPTION_KEYS": _encryption_key(),
+            "CLARA_ENCRYPTION_KEYS": _bench_key() if args.from_sqlite else _encryption_key(),
             "REDIS_URL": args.redis_url,
             "CELERY_QUEUE": f"clara-load-{uuid.uuid4().hex[:8]}",
             "CLARA_DATA_DIR": str(self.log_dir / "load"),
@@ -166,7 +177,14 @@ class Deployment:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             path.parent.mkdir(parents=True, exist_ok=True)
+            if self.args.from_sqlite:
+                # A copy of memory_bench.py's database (1,000 people, 1M messages), so the load
+                # runs against a full table; the copy is migrated like a fresh one.
+                log(f"copying {self.args.from_sqlite}")
+                shutil.copyfile(self.args.from_sqlite, path)
             return
+        if self.args.from_sqlite:
+            raise SystemExit("--from-sqlite needs a SQLite --database-url.")
         name = target.path.lstrip("/")
         if not name.startswith("clara_"):
             raise SystemExit("--database-url must name a database starting with clara_ (dropped).")
@@ -481,6 +499,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--database-url", default="postgres://postgres@127.0.0.1:5432/clara_load_test"
+    )
+    parser.add_argument(
+        "--from-sqlite",
+        help="start from a copy of this database made by memory_bench.py (e.g. its 1M messages, "
+        "messages-1000000.sqlite3 under CLARA_BENCH_DIR) instead of an empty one; SQLite only",
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
     parser.add_argument("--workers", type=int, default=3, help="gunicorn processes")

@@ -26,6 +26,10 @@ REPLICA_ALIAS = "replica"
 PRIMARY_ONLY_APPS = frozenset(
     {"auth", "sessions", "axes", "contenttypes", "admin", "django_otp", "otp_totp", "otp_static"}
 )
+# The same, for models of other apps: the second factor's devices (dashboard/second_factor).
+PRIMARY_ONLY_MODELS = frozenset(
+    {"dashboard.authenticatordevice", "dashboard.recoverydevice", "dashboard.recoverycode"}
+)
 # Not the dashboard: the bot API, the admin, the health checks.
 PRIMARY_PATHS = ("/api/", "/admin/", "/healthz", "/readyz")
 
@@ -52,6 +56,7 @@ class ReplicaRouter:
         if (
             reading_replica()
             and model._meta.app_label not in PRIMARY_ONLY_APPS
+            and model._meta.label_lower not in PRIMARY_ONLY_MODELS
             and not connections[DEFAULT_DB_ALIAS].in_atomic_block
         ):
             return REPLICA_ALIAS

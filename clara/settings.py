@@ -417,6 +417,14 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 SESSION_COOKIE_AGE = env_int("CARE_SESSION_IDLE_SECONDS", 30 * 60)
 SESSION_SAVE_EVERY_REQUEST = False
 # However active, a login ends this long after it began (a shared care-home PC).
+# Password-reset requests an hour: per e-mail address (past it, no mail, and the same answer as
+# always) and per client address (past it, 429). 0 turns a limit off. Counted in the cache under
+# CLARA_RATE_LIMIT_SCOPE (tests give each test its own, so counts never carry between tests).
+CLARA_PASSWORD_RESETS_PER_ADDRESS_PER_HOUR = env_int(
+    "CLARA_PASSWORD_RESETS_PER_ADDRESS_PER_HOUR", 3
+)
+CLARA_PASSWORD_RESETS_PER_CLIENT_PER_HOUR = env_int("CLARA_PASSWORD_RESETS_PER_CLIENT_PER_HOUR", 20)
+CLARA_RATE_LIMIT_SCOPE = env_str("CLARA_RATE_LIMIT_SCOPE", "")
 CLARA_LOGIN_MAX_AGE_SECONDS = env_int("CLARA_LOGIN_MAX_AGE_SECONDS", 12 * 3600)
 # An invitation link (dashboard/accounts) works once, for this long (7 days).
 CLARA_INVITATION_MAX_AGE_SECONDS = env_int("CLARA_INVITATION_MAX_AGE_SECONDS", 7 * 86400)

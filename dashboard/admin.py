@@ -65,3 +65,7 @@ class AuditEventAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# Second factors (their secrets are never shown): dashboard/second_factor/admin.py.
+from dashboard.second_factor import admin as second_factor_admin  # noqa: E402, F401

@@ -94,6 +94,10 @@ class AuditAction(models.TextChoices):
     INVITATION_SENT = "invitation_sent", "sent an invitation"
     INVITATION_ACCEPTED = "invitation_accepted", "accepted an invitation"
     INVITATION_REVOKED = "invitation_revoked", "revoked an invitation"
+    # A login's own second factor, after passing it: new recovery codes (the old stop working),
+    # or a new authenticator app in place of the old. The object is the device's id.
+    RECOVERY_CODES_RENEWED = "recovery_codes_renewed", "made new recovery codes"
+    AUTHENTICATOR_REPLACED = "authenticator_replaced", "set up a new authenticator app"
 
 
 class AuditEvent(models.Model):
@@ -201,3 +205,10 @@ from dashboard.alerting.models import (  # noqa: E402, F401
 
 # Notes between caregivers on a person (dashboard/notes/models.py), registered with this app.
 from dashboard.notes.models import CaregiverNote  # noqa: E402, F401
+
+# The second factor's devices, secrets encrypted (dashboard/second_factor/models.py).
+from dashboard.second_factor.models import (  # noqa: E402, F401
+    AuthenticatorDevice,
+    RecoveryCode,
+    RecoveryDevice,
+)

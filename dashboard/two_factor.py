@@ -10,6 +10,11 @@ Enrolment shows a QR code (segno, inline SVG: no image request, no CDN) and the 
 the first valid code confirms the device, and ten recovery codes are shown once. An enrolled
 login that has not entered a code cannot enrol another device (its password alone must not be
 enough to add an attacker's phone).
+
+Once past the second factor, a login manages its own (`manage`): new recovery codes (shown once;
+the old stop working) and a new authenticator app, which replaces the old one only after giving
+its first code. Both are audited. The devices are this project's (dashboard/second_factor/):
+django-otp's, with the TOTP secret encrypted and recovery codes kept as keyed hashes.
 """
 
 from collections.abc import Callable
@@ -18,6 +23,7 @@ from urllib.parse import urlencode
 import segno
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
@@ -28,14 +34,10 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 from django_otp import login as otp_login
 from django_otp import match_token, user_has_device
-from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from dashboard.second_factor import services
+from dashboard.second_factor.models import AuthenticatorDevice, RecoveryDevice
 from memory.models import OrganisationMembership
-
-RECOVERY_CODES = 10
-AUTHENTICATOR = "Authenticator app"
-RECOVERY = "Recovery codes"
 
 
 def required_for(user) -> bool:
@@ -132,24 +134,6 @@ def verify(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/two_factor.html", context, status=status)
 
 
-def _unconfirmed_totp(user) -> TOTPDevice:
-    device = TOTPDevice.objects.filter(user=user, confirmed=False).order_by("-id").first()
-    if device is None:
-        device = TOTPDevice.objects.create(user=user, name=AUTHENTICATOR, confirmed=False)
-    return device
-
-
-def recovery_codes_issue(user) -> list[str]:
-    """New recovery codes for the login (the old ones stop working); returns them once."""
-    device, _ = StaticDevice.objects.get_or_create(
-        user=user, name=RECOVERY, defaults={"confirmed": True}
-    )
-    device.token_set.all().delete()
-    codes = [StaticToken.random_token() for _ in range(RECOVERY_CODES)]
-    StaticToken.objects.bulk_create([StaticToken(device=device, token=code) for code in codes])
-    return codes
-
-
 def _qr_svg(url: str) -> str:
     # Inline SVG from segno: our own markup (no user text inside but the otpauth URL, escaped).
     return mark_safe(segno.make(url, error="m").svg_inline(scale=4, border=2))
@@ -162,16 +146,16 @@ def setup(request: HttpRequest) -> HttpResponse:
     user = request.user
     if user_has_device(user, confirmed=True) and not user.is_verified():
         return redirect(_with_next(reverse("dashboard:two_factor"), request))
-    if TOTPDevice.objects.filter(user=user, confirmed=True).exists():
+    if AuthenticatorDevice.objects.filter(user=user, confirmed=True).exists():
         return render(request, "registration/two_factor_setup.html", {"done": True})
-    device = _unconfirmed_totp(user)
+    device = services.authenticator_pending(user=user)
     form = TokenForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
         if form.is_valid() and device.verify_token(form.cleaned_data["token"].replace(" ", "")):
             device.confirmed = True
             device.save(update_fields=["confirmed"])
-            codes = recovery_codes_issue(user)
+            codes = services.recovery_codes_issue(user=user)
             otp_login(request, device)
             context = {"codes": codes, "next": _next(request)}
             return render(request, "registration/recovery_codes.html", context)
@@ -191,3 +175,69 @@ def _spaced(key: bytes) -> str:
 
     text = b32encode(key).decode().rstrip("=")
     return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
+
+
+# --- A login's own second factor, once it has passed it ---------------------------------------
+
+
+def _passed(view):
+    """Only a login that has passed its second factor (the password alone must not be enough to
+    make codes or swap the phone); a login with none is sent to set one up."""
+
+    @login_required
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not user_has_device(request.user, confirmed=True):
+            return redirect(reverse("dashboard:two_factor_setup"))
+        if not request.user.is_verified():
+            return redirect(_with_next(reverse("dashboard:two_factor"), request))
+        return view(request, *args, **kwargs)
+
+    wrapped.__doc__ = view.__doc__
+    return wrapped
+
+
+@_passed
+@require_http_methods(["GET"])
+def manage(request: HttpRequest) -> HttpResponse:
+    """The login's second factor: its authenticator app and how many recovery codes are left."""
+    user = request.user
+    app = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first()
+    recovery = RecoveryDevice.objects.filter(user=user).first()
+    context = {"app": app, "codes_left": recovery.codes.count() if recovery else 0}
+    return render(request, "registration/two_factor_manage.html", context)
+
+
+@_passed
+@require_http_methods(["POST"])
+def recovery_codes(request: HttpRequest) -> HttpResponse:
+    """Make new recovery codes (the old ones stop working) and show them, once. Audited."""
+    codes = services.recovery_codes_issue(user=request.user, renewed=True)
+    context = {"codes": codes, "next": reverse("dashboard:two_factor_manage")}
+    return render(request, "registration/recovery_codes.html", context)
+
+
+@_passed
+@require_http_methods(["GET", "POST"])
+def replace(request: HttpRequest) -> HttpResponse:
+    """Move to a new authenticator app: scan, type its first code; only then is the old one
+    removed (so a mistake never leaves the login without a second factor). Audited."""
+    user = request.user
+    device = services.authenticator_pending(user=user)
+    form = TokenForm(request.POST if request.method == "POST" else None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid() and device.verify_token(form.cleaned_data["token"].replace(" ", "")):
+            services.authenticator_replace(user=user, device=device)
+            otp_login(request, device)
+            messages.success(
+                request, "Your new authenticator app is set up; the old one no longer works."
+            )
+            return redirect(reverse("dashboard:two_factor_manage"))
+        form.add_error("token", "That code did not match. Check the phone's clock and try again.")
+        status = 400
+    context = {
+        "form": form,
+        "qr": _qr_svg(device.config_url),
+        "secret": _spaced(device.bin_key),
+    }
+    return render(request, "registration/two_factor_replace.html", context, status=status)

@@ -23,6 +23,11 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/two-factor/", two_factor.verify, name="two_factor"),
     path("account/two-factor/setup/", two_factor.setup, name="two_factor_setup"),
+    path("account/two-factor/manage/", two_factor.manage, name="two_factor_manage"),
+    path(
+        "account/two-factor/recovery-codes/", two_factor.recovery_codes, name="two_factor_recovery"
+    ),
+    path("account/two-factor/replace/", two_factor.replace, name="two_factor_replace"),
     *accounts.urlpatterns,
     path("", views.people, name="people"),
     path("home/", home.home, name="home"),

@@ -5,7 +5,7 @@ key (one anyone can derive) is refused; `migrate`, the release step, runs it fir
 """
 
 from memory.core.crypto import DEVELOPMENT_DATA_HINT, PREFIXES, development_key_ids
-from memory.core.fields import FingerprintField
+from memory.core.fields import FingerprintField, KeyedDigestField, LookupHashField
 from memory.reencrypt import encrypted_models
 
 
@@ -34,7 +34,7 @@ def development_data(using: str = "default") -> list[str]:
             if table not in tables:
                 continue  # not migrated yet
             for field in fields:
-                if isinstance(field, FingerprintField):
+                if isinstance(field, FingerprintField | LookupHashField | KeyedDigestField):
                     continue  # keyed hashes carry no key id
                 column = f"CAST({quote(field.column)} AS TEXT)"
                 where = " OR ".join(f"{column} LIKE %s" for _ in patterns)

@@ -32,6 +32,8 @@ from memory.core.fields import (
     EncryptedKeyField,
     EncryptedTextField,
     FingerprintField,
+    KeyedDigestField,
+    LookupHashField,
     context_of,
     row_attname,
     row_text,
@@ -43,6 +45,8 @@ _ENCRYPTED_FIELDS = (
     EncryptedBinaryField,
     EncryptedKeyField,
     FingerprintField,
+    LookupHashField,
+    KeyedDigestField,
 )
 
 BATCH_SIZE = 1000
@@ -56,6 +60,8 @@ class ColumnCount:
     column: str
     rows: int = 0
     rewritten: int = 0
+    # Keyed digests under an old key (`KeyedDigestField`): they cannot be made again here.
+    stale: int = 0
 
 
 def encrypted_models(all_models: Iterable[type[models.Model]]) -> list[tuple[type, list]]:
@@ -111,7 +117,7 @@ _COLUMN_BOUND = {("repetition_tracking", "meaning")}
 
 def _bound_row(field, row: dict) -> str | None:
     """The row `field`'s values are bound to in `row` (memory/core/fields.py `row_attname`)."""
-    if isinstance(field, EncryptedKeyField | FingerprintField):
+    if isinstance(field, EncryptedKeyField | FingerprintField | LookupHashField):
         return None  # compared across rows: bound to the column only
     if (field.model._meta.db_table, field.column) in _COLUMN_BOUND:
         return None
@@ -146,8 +152,8 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
 
     Values from before binding (v1, or plaintext) are rewritten bound to their table and column.
     """
-    if raw is None:
-        return None
+    if raw is None or isinstance(field, KeyedDigestField):
+        return None  # nothing stored holds a digest's secret: counted, never rewritten
     context = context_of(field)
     bound = _bound_row(field, row)
     if isinstance(field, EncryptedBinaryField):
@@ -161,6 +167,13 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
                 lambda: derive(row, ring) or _reencrypt_bytes(raw, ring, context, bound), raw
             )
         return _Change(_reencrypt_bytes(raw, ring, context, bound), raw)
+    if isinstance(field, LookupHashField):
+        # Made again from the plaintext of its source column (read in the same row).
+        source = field.source_field()
+        text = row.get(source.column)
+        text = "" if text is None else ring.decrypt(text, context=context_of(source))
+        digest = ring.keyed_hash(text, purpose=context_of(source)) if text else ""
+        return None if digest == raw else _Change(digest, raw)
     if isinstance(field, EncryptedKeyField):
         if ring.is_current_lookup(raw):
             return None
@@ -193,8 +206,8 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
 
 def _plan_decrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None:
     """The plaintext stored value of `field` (the reverse migration), or None if already plain."""
-    if raw is None:
-        return None
+    if raw is None or isinstance(field, LookupHashField | KeyedDigestField):
+        return None  # a keyed hash has no plaintext form; it stays as it is
     context = context_of(field)
     if isinstance(field, EncryptedBinaryField):
         plain = ring.decrypt_bytes(raw, context=context)
@@ -238,6 +251,9 @@ def _sweep(
             and "original_message" not in columns
         ):
             columns.append("original_message")
+        for field in fields:
+            if isinstance(field, LookupHashField) and field.source_field().column not in columns:
+                columns.append(field.source_field().column)
         # Values are bound to their row: read what they are bound to (when not the pk).
         attname = row_attname(model)
         if attname is not None:
@@ -260,6 +276,10 @@ def _sweep(
             for values in rows:
                 row = dict(zip(names, values, strict=True))
                 for field in fields:
+                    if isinstance(field, KeyedDigestField) and not ring.is_current_digest(
+                        row[field.column]
+                    ):
+                        by_column[field.column].stale += 1
                     change = plan(field, row[field.column], row, ring)
                     if change is not None:
                         new = change.new
@@ -324,4 +344,6 @@ def _models(all_models):
         return list(all_models)
     from django.apps import apps
 
-    return list(apps.get_app_config("memory").get_models())
+    # Every app's: the dashboard's notes, handover notes and suggestions, and the second
+    # factor's secrets are encrypted too, and must not be left under a key about to be dropped.
+    return list(apps.get_models())

@@ -29,6 +29,15 @@ def _isolated_recovery_log(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _own_rate_limit_counts(settings):
+    """Cache-counted limits (password resets) start from zero in each test: the cache outlives
+    tests and runs, and every test client comes from 127.0.0.1."""
+    import uuid
+
+    settings.CLARA_RATE_LIMIT_SCOPE = uuid.uuid4().hex
+
+
+@pytest.fixture(autouse=True)
 def _fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -29,6 +29,10 @@ SALT = "clara.dashboard.invitation"
 
 class InvitationRefused(Exception):
     """The link is not (or no longer) good: altered, expired, used or revoked."""
+
+
+class LoginNameTaken(Exception):
+    """Another login took the name after the form checked it (two sign-ups at once)."""
 
 
 def _signer() -> signing.TimestampSigner:
@@ -144,7 +148,8 @@ def invitation_accept(
     """Join the invitation's organisation (and care team): as `user` (an existing login, already
     checked to own the invited address) or as a new login made here. Audited; works once.
 
-    Raises InvitationRefused when the invitation was accepted, revoked or has just expired.
+    Raises InvitationRefused when the invitation was accepted, revoked or has just expired, and
+    LoginNameTaken when the new login's name was taken since the form checked it (nothing kept).
     """
     with transaction.atomic():
         # Claim the invitation first: of two tabs submitting the same link, one wins.
@@ -158,9 +163,14 @@ def invitation_accept(
             raise InvitationRefused
         created = user is None
         if created:
-            user = get_user_model().objects.create_user(
-                username=username, email=invitation.email, password=password
-            )
+            try:
+                with transaction.atomic():
+                    user = get_user_model().objects.create_user(
+                        username=username, email=invitation.email, password=password
+                    )
+            except IntegrityError as taken:
+                # Out of the outer block too: the claim is rolled back, the link still works.
+                raise LoginNameTaken from taken
         Invitation.objects.filter(pk=invitation.pk).update(accepted_by=user)
         OrganisationMembership.objects.get_or_create(
             organisation_id=invitation.organisation_id, user=user

@@ -21,6 +21,7 @@ from dashboard.access import Need, get_organisation_for
 from dashboard.accounts import services
 from dashboard.accounts.forms import InvitationForm, NewLoginForm
 from dashboard.accounts.models import Invitation
+from dashboard.accounts.reset_limits import LimitedPasswordResetView
 from memory.models import Person
 
 
@@ -115,15 +116,35 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "registration/invitation_other_login.html", context, status=403)
     form = NewLoginForm(request.POST or None, email=invitation.email)
     if request.method == "POST" and form.is_valid():
-        return _accepted(
-            request,
-            invitation,
-            username=form.cleaned_data["username"],
-            password=form.cleaned_data["password1"],
-        )
+        try:
+            return _accepted(
+                request,
+                invitation,
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+            )
+        except services.LoginNameTaken:
+            form.add_error("username", "That login name is taken. Please choose another.")
     context["form"] = form
     status = 400 if request.method == "POST" else 200
     return render(request, "registration/invitation_accept.html", context, status=status)
+
+
+class PasswordChange(auth_views.PasswordChangeView):
+    """A logged-in member changes their own password (the old one first, then the project's
+    validators). The login stays, second factor included; the page says it is done and goes
+    back to the people list."""
+
+    template_name = "registration/password_change_form.html"
+    success_url = reverse_lazy("dashboard:people")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        messages.success(self.request, "Your new password is saved.")
+        return response
+
+    def form_invalid(self, form):
+        return self.render_to_response(self.get_context_data(form=form), status=400)
 
 
 def _accepted(request: HttpRequest, invitation: Invitation, **who) -> HttpResponse:
@@ -147,9 +168,10 @@ urlpatterns = [
         name="invitation_revoke",
     ),
     path("invitations/<str:token>/", invitation_accept, name="invitation_accept"),
+    path("account/password/", PasswordChange.as_view(), name="password_change"),
     path(
         "account/password-reset/",
-        auth_views.PasswordResetView.as_view(
+        LimitedPasswordResetView.as_view(
             template_name="registration/password_reset_form.html",
             email_template_name="registration/password_reset_email.txt",
             subject_template_name="registration/password_reset_subject.txt",

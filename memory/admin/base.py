@@ -12,7 +12,7 @@ from django.utils.text import Truncator
 
 from memory.conversations import audit, tenancy
 from memory.conversations.models import AccessAction, AccessChannel, AccessOutcome
-from memory.core.fields import EncryptedKeyField
+from memory.core.fields import EncryptedKeyField, FindableTextField
 
 
 def change_link(obj, text=None):
@@ -158,8 +158,9 @@ class OrganisationScopedAdmin:
 
     def get_search_results(self, request, queryset, search_term):
         """Django's search, plus the rows whose encrypted-but-matchable search fields (a
-        person's name: `EncryptedKeyField`) equal the whole term exactly. Substrings of them
-        cannot match (the column holds no plaintext); the exact name is sealed and compared."""
+        person's name: `FindableTextField`; a memory key: `EncryptedKeyField`) equal the whole
+        term exactly. Substrings of them cannot match (the column holds no plaintext); the
+        exact term is hashed (a name) or sealed (a key) and compared."""
         results, duplicates = super().get_search_results(request, queryset, search_term)
         term = search_term.strip()
         if not term:
@@ -167,7 +168,7 @@ class OrganisationScopedAdmin:
         exact = Q()
         for path in self.get_search_fields(request):
             path = path.lstrip("^=@")
-            if isinstance(_field_at(queryset.model, path), EncryptedKeyField):
+            if isinstance(_field_at(queryset.model, path), EncryptedKeyField | FindableTextField):
                 exact |= Q(**{path: term})
         if exact:
             results = results | queryset.filter(exact)

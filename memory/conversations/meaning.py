@@ -28,12 +28,14 @@ TV" at 0.12. So a message is analysed once, when it is first seen, from one Mini
    MiniLM); one asking where something is while the other says something else about it
    (`asks_other`); two different wh-questions about a word both name (`other_question`:
    "What's my dog called?" / "Where's my dog?"); and opposites (`opposite`: every word matched,
-   one negated on one side only or swapped for its antonym).
+   one negated on one side only or swapped for its antonym, or the direction particle swapped:
+   "Let the cat in" / "Let the cat out", whose content words are the same).
 
 `same_meaning` is the detector: never for opposites; otherwise a logistic regression over the
-seven features of `FEATURES` (weights `WEIGHTS`, `BIAS`) at least `CUT`. The weights were fitted
-by bench/repetition_fit.py on the tuning half of bench/repetition/pairs.jsonl only; their signs
-are what the features mean (likeness for, conflicts against). `Settings(weights=None)`
+seven compared features and the products of the three likenesses (`FEATURES`; weights
+`WEIGHTS`, `BIAS`) at least `CUT`. The weights were fitted
+by bench/repetition_fit.py on the tuning half of bench/repetition/pairs.jsonl only; what they
+add up to is what the features mean (likeness for, conflicts against). `Settings(weights=None)`
 (`FIRST_VERSION`) runs the first version's rule instead: hard vetoes, then cosine + 0.25 ×
 coverage ≥ 0.74.
 
@@ -49,9 +51,9 @@ and `count_repeats` compares them all at once (`compare_many`: one product for t
 vectors and one for all the words, ~0.4 ms for 40). A process keeps its last 256 analysed
 messages (keyed by text, embedder and a keyed hash, so a new key never reuses old tokens) and its
 last 512 decoded stored meanings (a session's next turn reads 39 of the same 40 again).
-Storage (`to_stored`, version 2, column by column): the sentence vector as float16 and each
+Storage (`to_stored`, version 3, column by column): the sentence vector as float16 and each
 word's vector as int8, hashes and flags: ~1.2 KB a message. It describes the person's words, so
-the caller encrypts it. Version 1 bytes are still read.
+the caller encrypts it. Version 1 and 2 bytes are still read.
 
 Pure functions: no ORM. `analyse` takes the embedder (default: `repeat_embedder()`) and a hasher
 (default: crypto.keyed_hash under the primary key).
@@ -65,6 +67,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import logging
 import math
 import struct
@@ -80,6 +83,7 @@ from memory.conversations import lexicon
 from memory.conversations.wording import (  # noqa: F401  (canonical_text … are meaning's API too)
     FRAMES,
     FUNCTION_WORDS,
+    PARTICLES,
     PRESENCE,
     REQUEST,
     WORD,
@@ -88,6 +92,8 @@ from memory.conversations.wording import (  # noqa: F401  (canonical_text … ar
     is_question,
     names_of,
     negation_scopes,
+    particles_flip,
+    particles_of,
     plain_word,
     seeking,
     spelling,
@@ -125,6 +131,7 @@ class MessageMeaning:
     request: bool = False  # asks for something (want, need, can I, please)
     negations: int = 0  # negations that deny (not "I can't find"), at most 15
     frame: int = -1  # index in FRAMES of what it asks (where, what, when, …); -1: not known
+    particles: int = 0  # which direction particles it says (wording.PARTICLES: in, out, on, …)
 
     # Arrays of the words, built once per message (a stored meaning is compared ~40 times).
     @cached_property
@@ -293,6 +300,7 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
         words=tuple(words),
         question=is_question(text),
         frame=frame_of(text),
+        particles=particles_of(plain),
         presence=PRESENCE.search(text) is not None,
         request=REQUEST.search(text) is not None,
         negations=min(
@@ -311,9 +319,11 @@ MATCH = 0.75
 
 # The detector: a logistic regression over `Comparison.features()`, fitted by
 # bench/repetition_fit.py on the tuning half of bench/repetition/pairs.jsonl (pairs that are
-# neither opposites nor fingerprint matches, which the rule decides by itself). The signs say
-# what each feature does: likeness pulls towards "repeat", a conflict away from it.
-FEATURES = (
+# neither opposites nor fingerprint matches, which the rule decides by itself). Together they
+# say what the features mean: more alike in all three likenesses, likelier "repeat"; a class
+# conflict or another wh-question, less (tests/memory/test_meaning.py). One weight alone says
+# little now that the likenesses also enter as products.
+_COMPARED = (
     "cosine",  # the two sentence vectors
     "alignment",  # the worst-found content word of either message
     "substitution",  # likeness of the words swapped between the two (1: none swapped)
@@ -322,9 +332,32 @@ FEATURES = (
     "other_question",  # two wh-questions about one thing (what's it called / where is it)
     "unaligned",  # one message has no content words at all
 )
-WEIGHTS = (6.4, 2.7, 1.0, -3.2, -0.7, -3.0, -0.4)
-BIAS = -4.7
-CUT = 0.7  # probability at least this: the same meaning
+# The three likenesses, squared and multiplied in pairs ("a*b"): a linear weight on each alone
+# says "more alike, more likely the same", but a high cosine means less when a word is swapped
+# (alignment low) than when every word is found, and a pair that is alike in all three is surer
+# than the sum says. Measured on 10 splits (docs/benchmarks.md, issue 17 round three): held-out
+# 0.90 / 0.58 -> 0.93 / 0.61 (precision / recall), spread halved; recall at precision 0.9
+# with the best cut 0.65 -> 0.68.
+_LIKENESSES = ("cosine", "alignment", "substitution")
+FEATURES = _COMPARED + tuple(f"{a}*{b}" for i, a in enumerate(_LIKENESSES) for b in _LIKENESSES[i:])
+
+
+def feature_values(get) -> list:
+    """The detector's inputs in the order of `FEATURES`; `get(name)` gives one compared value
+    (a float for one pair, an array for many)."""
+    values = {name: get(name) for name in _COMPARED}
+    for name in _LIKENESSES:  # cosines below 0 (rare) say no more than 0, and keep products sane
+        values[name] = np.clip(values[name], 0.0, 1.0)
+    out = []
+    for name in FEATURES:
+        a, _, b = name.partition("*")
+        out.append(values[a] * values[b] if b else values[a])
+    return out
+
+
+WEIGHTS = (-3.1, -2.0, 6.4, -1.7, 0.0, -2.3, 1.4, 3.3, 3.6, 8.7, 3.3, -1.4, -9.6)
+BIAS = -1.6
+CUT = 0.81  # probability at least this: the same meaning
 
 
 @dataclass(frozen=True)
@@ -363,14 +396,12 @@ class Comparison:
 
     def features(self) -> np.ndarray:
         """The detector's inputs, in the order of `FEATURES`."""
-        return np.array([float(getattr(self, name)) for name in FEATURES])
+        return np.array(feature_values(lambda name: float(getattr(self, name))))
 
     def probability(self, settings: Settings = DEFAULT) -> float:
         """The detector's probability that the two say the same (opposites aside)."""
         weights = settings.weights if settings.weights is not None else WEIGHTS
-        z = settings.bias
-        for name, weight in zip(FEATURES, weights, strict=True):
-            z += weight * float(getattr(self, name))
+        z = settings.bias + float(np.dot(weights, self.features()))
         return 1.0 / (1.0 + math.exp(-z))
 
     def score(self, settings: Settings = DEFAULT) -> float:
@@ -392,6 +423,73 @@ class Comparison:
         if self.conflict or self.substitution < settings.substitution_floor:
             return False
         return self.score(settings) >= settings.threshold
+
+
+@functools.lru_cache(maxsize=8)
+def least_cosine(settings: Settings = DEFAULT) -> float:
+    """A sentence cosine below which the detector never says "the same", whatever the other
+    features: callers skip the word comparison for such pairs.
+
+    Exact over what the features can be together (they are clipped to [0, 1]):
+    - one side without content words (`unaligned`): alignment and substitution are 1, no other
+      flag can be set, and `same_meaning` asks a cosine of at least threshold - coverage_weight;
+    - every lone word matched (`substitution` 1): alignment anywhere in [0, 1];
+    - a word swapped on each side: both the swapped words' likeness and the worst-found word
+      are below MATCH (a lone word is one whose best match is below MATCH).
+    For a given cosine the score is a quadratic in (alignment, substitution), maximised over
+    each case by its corners and stationary points. Cosines are scanned from 0 in steps of
+    0.001; the step before the first that can reach the cut is returned, so the bound errs low
+    (one more pair compared), never high."""
+    weights = dict(zip(FEATURES, settings.weights, strict=True))
+
+    def w(name: str) -> float:
+        return weights.get(name, 0.0)
+
+    target = math.log(settings.cut / (1.0 - settings.cut))
+    flags = sum(max(w(name), 0.0) for name in ("class_conflict", "asks_other", "other_question"))
+    h_aa, h_ss = w("alignment*alignment"), w("substitution*substitution")
+    h_as = w("alignment*substitution")
+    unaligned_from = settings.threshold - settings.coverage_weight
+    for step in range(1001):
+        c = step / 1000
+        constant = settings.bias + w("cosine") * c + w("cosine*cosine") * c * c
+        g_a = w("alignment") + w("cosine*alignment") * c
+        g_s = w("substitution") + w("cosine*substitution") * c
+        quadratic = (g_a, g_s, h_aa, h_ss, h_as)
+        best = max(
+            _box_max(*quadratic, a_high=1.0, s_low=1.0, s_high=1.0) + flags,
+            _box_max(*quadratic, a_high=MATCH, s_low=0.0, s_high=MATCH) + flags,
+            _box_max(*quadratic, a_high=1.0, s_low=1.0, s_high=1.0, a_low=1.0) + w("unaligned")
+            if c >= unaligned_from
+            else -math.inf,
+        )
+        if constant + best >= target:
+            return -1.0 if step == 0 else c - 0.001
+    return 1.0
+
+
+def _box_max(g_a, g_s, h_aa, h_ss, h_as, *, a_high, s_low, s_high, a_low=0.0) -> float:
+    """The maximum of g_a a + g_s s + h_aa a² + h_ss s² + h_as a s over the box."""
+    points = [(a, s) for a in (a_low, a_high) for s in (s_low, s_high)]
+    for s in (s_low, s_high):  # stationary in a along an edge
+        if h_aa:
+            points.append((-(g_a + h_as * s) / (2 * h_aa), s))
+    for a in (a_low, a_high):
+        if h_ss:
+            points.append((a, -(g_s + h_as * a) / (2 * h_ss)))
+    determinant = 4 * h_aa * h_ss - h_as * h_as
+    if determinant:
+        points.append(
+            (
+                (h_as * g_s - 2 * h_ss * g_a) / determinant,
+                (h_as * g_a - 2 * h_aa * g_s) / determinant,
+            )
+        )
+    return max(
+        g_a * a + g_s * s + h_aa * a * a + h_ss * s * s + h_as * a * s
+        for a, s in points
+        if a_low <= a <= a_high and s_low <= s <= s_high
+    )
 
 
 def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
@@ -420,7 +518,13 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         # Nothing to align (every word a function word): the sentence vector decides, and
         # "I like it here" / "I don't like it here" differ by a negation alone.
         opposite = (
-            not a and not b and same_mood and (earlier.negations - current.negations) % 2 == 1
+            not a
+            and not b
+            and same_mood
+            and (
+                (earlier.negations - current.negations) % 2 == 1
+                or particles_flip(earlier.particles, current.particles)
+            )
         )
         return Comparison(
             cosine,
@@ -439,7 +543,11 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
     coverage = float(best_b.mean() if len(b) >= len(a) else best_a.mean())
     alignment = float(min(best_a.min(), best_b.min()))
 
-    opposite = same_mood and _opposite(a, b, sims, best_a, best_b)
+    opposite = same_mood and (
+        _opposite(a, b, sims, best_a, best_b)
+        # Every word found, and the way differs: "Let the cat in" / "Let the cat out".
+        or (alignment >= MATCH and particles_flip(earlier.particles, current.particles))
+    )
 
     # Same thing, another ask: one asks where it is (or when they come), the other says
     # something else about it ("My purse is empty" / "Where's my purse?").
@@ -485,14 +593,19 @@ def opposite(earlier: MessageMeaning, current: MessageMeaning) -> bool:
     if earlier.question != current.question:
         return False
     a, b = earlier.words, current.words
+    flip = particles_flip(earlier.particles, current.particles)
     if not a or not b:
-        return not a and not b and (earlier.negations - current.negations) % 2 == 1
-    if not any(w.negated or w.opposites for w in a) and not any(
-        w.negated or w.opposites for w in b
+        return not a and not b and ((earlier.negations - current.negations) % 2 == 1 or flip)
+    if (
+        not flip
+        and not any(w.negated or w.opposites for w in a)
+        and not any(w.negated or w.opposites for w in b)
     ):
         return False
     sims, best_a, best_b = _word_sims(earlier, current)
-    return _opposite(a, b, sims, best_a, best_b)
+    if _opposite(a, b, sims, best_a, best_b):
+        return True
+    return flip and float(min(best_a.min(), best_b.min())) >= MATCH
 
 
 def _opposite(a, b, sims: np.ndarray, best_a: np.ndarray, best_b: np.ndarray) -> bool:
@@ -622,6 +735,9 @@ def _compare_columns(
         columns["opposite"][aligned[p]] = _opposite(
             pairs[p].words, current.words, sims[rows], best_a[rows], best_b[p]
         )
+    if current.particles or any(e.particles for e in pairs):
+        flips = np.array([particles_flip(e.particles, current.particles) for e in pairs])
+        columns["opposite"][aligned] |= same_mood & flips & (columns["alignment"][aligned] >= MATCH)
     return columns
 
 
@@ -688,22 +804,32 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
             & (score >= settings.threshold)
         )
     z = np.full(len(columns["cosine"]), settings.bias)
-    for name, weight in zip(FEATURES, settings.weights, strict=True):
-        z += weight * columns[name].astype(np.float64)
-    return ~columns["opposite"] & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
+    values = feature_values(lambda name: columns[name].astype(np.float64))
+    for value, weight in zip(values, settings.weights, strict=True):
+        z += weight * value
+    # As `Comparison.same_meaning`: no content word on one side and a low cosine is no repeat.
+    vetoed = columns["unaligned"] & (
+        columns["cosine"] < settings.threshold - settings.coverage_weight
+    )
+    return ~columns["opposite"] & ~vetoed & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
 
 
 # --- Storage ---------------------------------------------------------------------------------
 
-# Version 2, column by column so that reading is a handful of array views, not a loop per
-# word (a turn reads up to 40): header (version, word count n, flags, frame + 1) | sentence
-# vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
+# Version 3, column by column so that reading is a handful of array views, not a loop per
+# word (a turn reads up to 40): header (version, word count n, flags, frame + 1, particles) |
+# sentence vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
 # u8 × n | opposites per word, u8 × n | the opposites, u32 each | word vectors, int8 × 384 × n
 # (×127, unit vectors). About 0.8 KB for the sentence and 0.4 KB a word.
-# Version 1 (header without the frame, then per word: token, classes, flags, opposites count,
-# opposites, vector) is still read; its frame is unknown (-1).
-STORED_VERSION = 2
-_HEADER = struct.Struct("<BBBB")
+# Version 2 (the same without the particles byte: rows stored before issue 17's third round)
+# is still read, its particles unknown (0: the particle check never calls it an opposite, as
+# before); so is version 1 (header without the frame, then per word: token, classes, flags,
+# opposites count, opposites, vector), its frame unknown (-1). Old rows are not rewritten: the
+# text would have to be decrypted and analysed again, and a session's rows are only compared
+# within that session, which ends.
+STORED_VERSION = 3
+_HEADER = struct.Struct("<BBBBB")
+_HEADER_V2 = struct.Struct("<BBBB")
 _HEADER_V1 = struct.Struct("<BBB")
 _WORD_HEADER = struct.Struct("<IHBB")
 
@@ -715,7 +841,9 @@ def to_stored(meaning: MessageMeaning) -> bytes:
     matrix = np.stack([w.vector for w in words]) if words else np.zeros((0, DIM), np.float32)
     return b"".join(
         [
-            _HEADER.pack(STORED_VERSION, len(words), _flags(meaning), meaning.frame + 1),
+            _HEADER.pack(
+                STORED_VERSION, len(words), _flags(meaning), meaning.frame + 1, meaning.particles
+            ),
             meaning.vector.astype("<f2").tobytes(),
             np.array([w.token for w in words], dtype="<u4").tobytes(),
             np.array([w.classes for w in words], dtype="<u2").tobytes(),
@@ -764,7 +892,7 @@ def clear_caches() -> None:
 def _decode(raw: bytes) -> MessageMeaning:
     """Check the stored bytes whole and read the sentence vector and flags; the words are read
     when first needed (`_StoredMeaning`)."""
-    if not raw or raw[0] != STORED_VERSION:
+    if not raw or raw[0] not in (2, STORED_VERSION):
         if raw[:1] == b"\x01":
             try:
                 return _from_stored_v1(raw)
@@ -772,11 +900,13 @@ def _decode(raw: bytes) -> MessageMeaning:
                 raise ValueError(f"not a stored meaning: {exc}") from exc
         version = raw[0] if raw else None
         raise ValueError(f"stored meaning version {version}, expected {STORED_VERSION}")
-    if len(raw) < _HEADER.size + 2 * DIM:
+    header = _HEADER if raw[0] == STORED_VERSION else _HEADER_V2
+    if len(raw) < header.size + 2 * DIM:
         raise ValueError("not a stored meaning: too short")
-    _, n, flags, frame = _HEADER.unpack_from(raw, 0)
+    _, n, flags, frame, *rest = header.unpack_from(raw, 0)
+    particles = rest[0] if rest else 0
     frame -= 1
-    at = _HEADER.size + 2 * DIM
+    at = header.size + 2 * DIM
     k = sum(raw[at + 7 * n : at + 8 * n])
     expected = at + 8 * n + 4 * k + DIM * n
     if len(raw) != expected:
@@ -785,16 +915,19 @@ def _decode(raw: bytes) -> MessageMeaning:
         raise ValueError("not a stored meaning: too short")
     if frame >= len(FRAMES):
         raise ValueError(f"stored meaning frame {frame}")
+    if particles >= 1 << len(PARTICLES):
+        raise ValueError(f"stored meaning particles {particles}")
     meaning = _StoredMeaning.__new__(_StoredMeaning)
     # Frozen: the fields go straight into the instance, as the dataclass's own __init__ does.
     meaning.__dict__.update(
-        vector=np.frombuffer(raw, dtype="<f2", count=DIM, offset=_HEADER.size).astype(np.float32),
+        vector=np.frombuffer(raw, dtype="<f2", count=DIM, offset=header.size).astype(np.float32),
         question=bool(flags & 1),
         presence=bool(flags & 2),
         request=bool(flags & 4),
         negations=flags >> 4,
         frame=frame,
-        _stored=(raw, n, k),
+        particles=particles,
+        _stored=(raw, at, n, k),
     )
     return meaning
 
@@ -809,8 +942,7 @@ class _StoredMeaning(MessageMeaning):
     Built only by `_decode`; otherwise a `MessageMeaning` like any other."""
 
     def _unpack(self) -> None:
-        raw, n, k = self.__dict__["_stored"]
-        at = _HEADER.size + 2 * DIM
+        raw, at, n, k = self.__dict__["_stored"]
         counts = raw[at + 7 * n : at + 8 * n]
         tokens = np.frombuffer(raw, dtype="<u4", count=n, offset=at)
         classes = np.frombuffer(raw, dtype="<u2", count=n, offset=at + 4 * n).astype(np.int64)
@@ -888,6 +1020,14 @@ def _from_stored_v1(raw: bytes) -> MessageMeaning:
         request=bool(flags & 4),
         negations=flags >> 4,
     )
+
+
+def to_stored_v2(meaning: MessageMeaning) -> bytes:
+    """The second version's bytes: version 3 without the particles (kept to test that rows
+    stored before it are still read)."""
+    current = to_stored(meaning)
+    _, n, flags, frame, _ = _HEADER.unpack_from(current, 0)
+    return _HEADER_V2.pack(2, n, flags, frame) + current[_HEADER.size :]
 
 
 def to_stored_v1(meaning: MessageMeaning) -> bytes:

@@ -15,9 +15,10 @@ from django.utils import timezone
 from memory.core.fields import (
     EncryptedBinaryField,
     EncryptedJSONField,
-    EncryptedKeyField,
     EncryptedTextField,
+    FindableTextField,
     FingerprintField,
+    LookupHashField,
 )
 from memory.core.ids import uuid7
 
@@ -159,9 +160,15 @@ class Person(models.Model):
         db_index=False,
         default=default_organisation_id,
     )
-    # Encrypted deterministically (memory/core/fields.py): the admin finds a person by the exact
-    # name (memory/admin/base.py) without the name being stored; lists sort in Python.
-    display_name = EncryptedKeyField(max_length=200, blank=True, default="")
+    # Encrypted and bound to this row (memory/core/fields.py); the admin still finds a person by
+    # the exact name (memory/admin/base.py), matched on a keyed hash of it; lists sort in Python.
+    display_name = FindableTextField(
+        max_length=200, blank=True, default="", index_field="display_name_index"
+    )
+    # A default in the database too: code of the previous release, still running while this one
+    # migrates, inserts people without the column (they are found by name once renamed or
+    # `rotate_keys` has run).
+    display_name_index = LookupHashField(source="display_name", db_default="")
     created_at = models.DateTimeField()
     last_active_at = models.DateTimeField()
     # What caregivers set (name, pronouns, zone, topics, agreed answers): read it through
@@ -182,6 +189,8 @@ class Person(models.Model):
             models.Index(fields=["-last_active_at"], name="idx_people_last_active"),
             # An organisation's people (listings, the scope check of every person id).
             models.Index(fields=["organisation", "-last_active_at"], name="idx_people_org_active"),
+            # A person by the exact name (the admin's search: display_name=..., a keyed hash).
+            models.Index(fields=["display_name_index"], name="idx_people_name_index"),
         ]
 
     def __str__(self) -> str:

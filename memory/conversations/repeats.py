@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -91,9 +90,11 @@ _analysed = _Lru(lambda: settings.CLARA_MEANING_CACHE_SIZE)
 
 
 def clear_caches() -> None:
-    """Forget every cached meaning (benchmarks time the cold path with it)."""
+    """Forget every cached meaning, this module's and the detector's own (benchmarks time the
+    cold path with it: without the detector's, an "unseen" message was a cache hit)."""
     _analysed.clear()
     _decrypted.cache_clear()
+    meaning_rule.clear_caches()
 
 
 def _embedder():
@@ -175,17 +176,13 @@ def cosine_floor(settings: meaning_rule.Settings = meaning_rule.DEFAULT) -> floa
 
     Below it the full comparison (its word arrays are most of a turn's cost) can be skipped.
     With the detector (a logistic regression, memory/conversations/meaning.py) it is the cosine
-    at which even the most favourable other features (each in [0, 1]) just reach the cut; with
-    the first version's rule, threshold - coverage weight. tests/memory/test_repeats.py holds
-    the rule to that bound.
+    at which even the most favourable other features just reach the cut
+    (`meaning.least_cosine`); with the first version's rule, threshold - coverage weight.
+    tests/memory/test_repeats.py holds the rule to that bound.
     """
     if settings.weights is None:
         return settings.threshold - settings.coverage_weight
-    weights = dict(zip(meaning_rule.FEATURES, settings.weights, strict=True))
-    cosine_weight = weights.pop("cosine")
-    best_others = sum(weight for weight in weights.values() if weight > 0)
-    needed = math.log(settings.cut / (1.0 - settings.cut)) - settings.bias - best_others
-    return needed / cosine_weight
+    return meaning_rule.least_cosine(settings)
 
 
 def repeat_flags(

@@ -170,7 +170,10 @@ def _session_info(
         id=session_id,
         person_id=storage.from_db_uuid(person_id),
         message_count=message_count,
-        display_name=storage.from_db_encrypted(display_name, context=storage.PERSON_NAME) or "",
+        display_name=storage.from_db_encrypted(
+            display_name, context=storage.PERSON_NAME, row=person_id
+        )
+        or "",
         caregiver_context=storage.from_db_encrypted_json(
             caregiver_context, context=storage.PERSON_CONTEXT, row=person_id
         ),

@@ -91,7 +91,7 @@ def _person_get_or_create(
         raise Conflict("This user_id cannot be used.", field="user_id")
     if display_name and display_name != person.display_name:
         person.display_name = display_name
-        person.save(update_fields=["display_name"])
+        person.save(update_fields=["display_name", "display_name_index"])
     return person
 
 

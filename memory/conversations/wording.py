@@ -263,3 +263,26 @@ def frame_of(text: str) -> int:
 
 def is_question(text: str) -> bool:
     return "?" in text or _QUESTION_START.match(text) is not None
+
+
+# Direction particles, in opposite pairs: "Let the cat in" / "Let the cat out" have the same
+# content words (the particles are function words), and only these say which way. Bit 2k and
+# bit 2k + 1 are a pair.
+PARTICLES = ("in", "out", "on", "off", "up", "down")
+
+
+def particles_of(words: list[str]) -> int:
+    """Bit i set when PARTICLES[i] is one of `words` (the plain words of a canonical text)."""
+    bits = 0
+    for i, particle in enumerate(PARTICLES):
+        if particle in words:
+            bits |= 1 << i
+    return bits
+
+
+def particles_flip(earlier: int, current: int) -> bool:
+    """One message has a particle the other lacks, and the other has its opposite instead
+    ("in" / "out"; not "in" / "in and out")."""
+    only_earlier, only_current = earlier & ~current, current & ~earlier
+    swapped = ((only_current & 0b010101) << 1) | ((only_current & 0b101010) >> 1)
+    return bool(only_earlier & swapped)

@@ -345,6 +345,23 @@ class Keyring:
         message = purpose.encode() + b"\x00" + value.encode("utf-8")
         return hmac.new(key.hash_key, message, hashlib.sha256).hexdigest()
 
+    def keyed_digest(self, value: str, *, purpose: str, key: _Key | None = None) -> str:
+        """`<key id>:<keyed_hash>`: for a secret that is only ever matched and cannot be hashed
+        again later (nothing stored holds it), so a rotation can tell which key made it."""
+        key = key or self.primary
+        return f"{key.kid}:{self.keyed_hash(value, purpose=purpose, key=key)}"
+
+    def keyed_digest_variants(self, value: str, *, purpose: str) -> list[str]:
+        """`keyed_digest` under every configured key, the primary's first."""
+        return [self.keyed_digest(value, purpose=purpose, key=key) for key in self.keys]
+
+    def is_current_digest(self, value: str | None) -> bool:
+        return not value or value.startswith(f"{self.primary.kid}:")
+
+    def keyed_hash_variants(self, value: str, *, purpose: str) -> list[str]:
+        """`keyed_hash` under every configured key, the primary's first (a rotation under way)."""
+        return [self.keyed_hash(value, purpose=purpose, key=key) for key in self.keys]
+
     def fingerprint_tokens(self, words: str, *, key: _Key | None = None) -> str:
         """A fingerprint's words as keyed tokens, sorted and space-joined ("" stays "")."""
         key = key or self.primary
@@ -455,6 +472,10 @@ def lookup_variants(text: str, *, context: str) -> list[str]:
 
 def keyed_hash(value: str, *, purpose: str) -> str:
     return keyring().keyed_hash(value, purpose=purpose)
+
+
+def keyed_digest(value: str, *, purpose: str) -> str:
+    return keyring().keyed_digest(value, purpose=purpose)
 
 
 def fingerprint_tokens(words: str) -> str:

@@ -22,6 +22,11 @@ unless the value says its row (`for_row(value, row)`); `None` is always accepted
 instance (`values()`) are not checked; `rotate_keys` (memory/reencrypt.py) binds every stored
 value to its row, including those written before this rule.
 
+A person's name must be both bound to its row and found by its exact text (the admin's search):
+`FindableTextField` is a row-bound text whose `=` and `IN` lookups compare a keyed hash kept in
+a sibling column (`LookupHashField`, refreshed on every save). Recovery codes, only ever
+matched, are kept as keyed hashes that name their key (`KeyedDigestField`).
+
 Nothing can be compared in SQL on ciphertext (each value has its own random nonce), so the
 lookups that would quietly never match are refused with a FieldError. `icontains` is kept, and
 matches nothing, so that Django admin search boxes that list such a column keep working for their
@@ -36,6 +41,7 @@ import uuid
 from django.core.exceptions import FieldError
 from django.db import models
 from django.db.models import Lookup
+from django.db.models.expressions import Col
 
 from memory.core import crypto
 
@@ -74,18 +80,24 @@ def _rows_of(model) -> tuple[str | None, tuple]:
 
 def row_attname(model) -> str | None:
     """The attribute a model's encrypted values are bound to: its primary key when code makes
-    it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person the row
-    belongs to (keys the database assigns are unknown until the insert); None if neither."""
+    it before the insert (uuid7/uuid4 defaults, memory/core/ids.py), else the person, alert or
+    login the row belongs to (`OWNER_ATTNAMES`: keys the database assigns are unknown until the
+    insert); None if none of these."""
     return _rows_of(model)[0]
+
+
+# What a row whose key the database assigns is bound to instead, first found: the person it is
+# about, else the alert it belongs to (an alert's timeline), else the login it belongs to (a
+# second factor's secret). Each is known before the insert and never changes.
+OWNER_ATTNAMES = ("person_id", "alert_id", "user_id")
 
 
 def _row_attname(model) -> str | None:
     pk = model._meta.pk
     if pk.has_default():
         return pk.attname
-    if any(f.attname == "person_id" for f in model._meta.concrete_fields):
-        return "person_id"
-    return None
+    attnames = {f.attname for f in model._meta.concrete_fields}
+    return next((name for name in OWNER_ATTNAMES if name in attnames), None)
 
 
 def row_text(value) -> str | None:
@@ -311,6 +323,130 @@ class EncryptedJSONField(_RowBound, models.JSONField):
     def get_transform(self, lookup_name):
         # No key lookups (caregiver_context__timezone): the keys are inside the ciphertext.
         return None
+
+
+class _IndexedExact(Lookup):
+    """`=` on a `FindableTextField`: compared in SQL on its keyed-hash column (`index_field`),
+    with the value hashed under every configured key (two while a rotation is under way)."""
+
+    lookup_name = "exact"
+    prepare_rhs = False
+
+    def as_sql(self, compiler, connection):
+        field = self.lhs.output_field
+        if hasattr(self.rhs, "as_sql") or not isinstance(self.lhs, Col):
+            _refuse(field, f"{self.lookup_name} against an expression")
+        index = field.model._meta.get_field(field.index_field)
+        lhs, lhs_params = compiler.compile(Col(self.lhs.alias, index))
+        values = self.rhs if self.lookup_name == "in" else [self.rhs]
+        hashes: list[str] = []
+        for value in values:
+            if value is not None:
+                hashes.extend(index_variants(str(value), context=context_of(field)))
+        hashes = list(dict.fromkeys(hashes))
+        if not hashes:
+            return "1 = 0", []
+        marks = ", ".join(["%s"] * len(hashes))
+        return f"{lhs} IN ({marks})", [*lhs_params, *hashes]
+
+
+class _IndexedIn(_IndexedExact):
+    lookup_name = "in"
+
+
+def index_variants(text: str, *, context: str) -> list[str]:
+    """The keyed hashes `text` may be stored as in a `LookupHashField` ("" for "")."""
+    if text == "":
+        return [""]
+    return crypto.keyring().keyed_hash_variants(text, purpose=context)
+
+
+class FindableTextField(EncryptedTextField):
+    """Encrypted text bound to its row, like `EncryptedTextField`, that is still found by its
+    exact value: a person's name (the admin's search box). The match is made on a keyed hash of
+    the text kept in the `index_field` column (a `LookupHashField`), so the text itself can be
+    randomised and bound to its row; only equality shows, as a deterministic value would.
+
+    A write that names this field in `update_fields` must name the index too (`save()` without
+    `update_fields` writes both); `QuerySet.update()` of it is refused like any row-bound field.
+    """
+
+    description = "Text encrypted at rest and bound to its row, found by equality"
+
+    def __init__(self, *args, index_field: str, **kwargs):
+        self.index_field = index_field
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["index_field"] = self.index_field
+        return name, path, args, kwargs
+
+    def get_lookup(self, lookup_name):
+        if lookup_name == "exact":
+            return _IndexedExact
+        if lookup_name == "in":
+            return _IndexedIn
+        return super().get_lookup(lookup_name)
+
+
+class LookupHashField(models.CharField):
+    """The keyed hash (HMAC-SHA256 under the primary key's hash key, memory/core/crypto.py) of
+    another field's plaintext (`source`), refreshed on every save: what `FindableTextField`
+    matches on. Nothing can be read back from it; `rotate_keys` makes it again under a new key."""
+
+    description = "Keyed hash of another field, for equality lookups"
+
+    def __init__(self, *args, source: str, **kwargs):
+        self.source = source
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("editable", False)
+        kwargs.setdefault("blank", True)
+        kwargs.setdefault("default", "")
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["source"] = self.source
+        for key, value in (("max_length", 64), ("editable", False), ("blank", True)):
+            if kwargs.get(key) == value:
+                del kwargs[key]
+        if kwargs.get("default") == "":
+            del kwargs["default"]
+        return name, path, args, kwargs
+
+    def source_field(self) -> models.Field:
+        return self.model._meta.get_field(self.source)
+
+    def hash_of(self, text: str | None) -> str:
+        """The stored value for `text` under the primary key."""
+        if not text:
+            return ""
+        return crypto.keyed_hash(str(text), purpose=context_of(self.source_field()))
+
+    def pre_save(self, model_instance, add):
+        value = self.hash_of(getattr(model_instance, self.source_field().attname))
+        setattr(model_instance, self.attname, value)
+        return value
+
+
+class KeyedDigestField(models.CharField):
+    """A keyed hash of a secret that is only ever matched, never shown again (a recovery code):
+    `<key id>:<HMAC-SHA256>` (`crypto.keyed_digest`), written by code. Nothing stored holds the
+    secret, so `rotate_keys` cannot remake the value under a new key: it counts those still
+    under an old one (memory/reencrypt.py), whose secrets stop matching once that key is gone."""
+
+    description = "Keyed hash of a secret, with the id of the key that made it"
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("max_length", 80)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("max_length") == 80:
+            del kwargs["max_length"]
+        return name, path, args, kwargs
 
 
 class _SealedExact(Lookup):

@@ -85,10 +85,22 @@ PUBLIC_OR_OWN = {
     "invitations",
     "invitation_revoke",
     "invitation_accept",
+    "password_change",  # a login's own: tests/dashboard/test_accounts.py
     "password_reset",
     "password_reset_done",
     "password_reset_confirm",
     "password_reset_complete",
+    # A login's own second factor (test_own_second_factor_pages_need_the_second_factor below;
+    # tests/dashboard/test_two_factor.py for what they do).
+    "two_factor_manage",
+    "two_factor_recovery",
+    "two_factor_replace",
+}
+OWN_SECOND_FACTOR = {
+    "two_factor_manage": "get",
+    "two_factor_recovery": "post",
+    "two_factor_replace": "get",
+    "two_factor_replace:post": "post",
 }
 
 
@@ -424,3 +436,36 @@ def test_leaving_an_organisation_takes_its_people_away_at_once(objects, person_b
     assert client.get(reverse("dashboard:person", args=[person_b.id])).status_code == 404
     assert client.get(reverse("dashboard:person", args=[objects["person"].id])).status_code == 200
     assert b"Ivy" not in client.get(reverse("dashboard:people")).content
+
+
+@pytest.mark.parametrize("key", sorted(OWN_SECOND_FACTOR))
+def test_own_second_factor_pages_need_the_second_factor(key, person):
+    """Anonymous: to log in. A password alone (a device set up): to the code. No device: to
+    set one up. Past the second factor: the page, about this login only."""
+    from tests.support.otp import totp_device, verified_client
+
+    method, url = OWN_SECOND_FACTOR[key], reverse(f"dashboard:{key.split(':')[0]}")
+    data = {"token": "000000"} if method == "post" else {}
+
+    def ask(client):
+        return getattr(client, method)(url, data)
+
+    anonymous = ask(Client())
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith(reverse("dashboard:login"))
+
+    no_device = login("nodevice", person.organisation)
+    response = ask(client_for(no_device))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("dashboard:two_factor_setup"))
+
+    enrolled = login("enrolled", person.organisation)
+    totp_device(enrolled)
+    password_only = Client()
+    password_only.force_login(enrolled)
+    response = ask(password_only)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("dashboard:two_factor"))
+
+    response = ask(verified_client(enrolled))
+    assert response.status_code == (400 if key == "two_factor_replace:post" else 200)

@@ -197,6 +197,33 @@ def test_the_new_password_must_pass_the_validators(admin, person, smtp_server):
     assert _accept(path).status_code == 302
 
 
+def test_a_login_name_taken_at_the_same_moment_is_a_400_and_the_link_still_works(
+    admin, person, smtp_server, monkeypatch
+):
+    """Two people signing up as "sam" at once: both forms pass the name check, one insert wins.
+    The other gets the form back naming the field (not a 500), and keeps a working link."""
+    from dashboard.accounts import forms
+
+    _invite(client_for(admin), person.organisation)
+    path = _path(_link(smtp_server))
+    get_user_model().objects.create_user("sam", password=NEW_PASSWORD)
+    # The check ran before the other sign-up committed.
+    monkeypatch.setattr(forms.NewLoginForm, "clean_username", lambda self: "sam")
+    response = _accept(path, username="sam")
+    assert response.status_code == 400
+    assert response.context["form"].errors["username"] == [
+        "That login name is taken. Please choose another."
+    ]
+    invitation = Invitation.objects.get()
+    assert invitation.accepted_at is None and invitation.accepted_by is None
+    assert not OrganisationMembership.objects.filter(user__username="sam").exists()
+    monkeypatch.undo()
+    assert _accept(path, username="sam2").status_code == 302
+    assert OrganisationMembership.objects.filter(
+        user__username="sam2", organisation=person.organisation
+    ).exists()
+
+
 def test_an_existing_login_joins_only_when_logged_in_as_itself(admin, person, smtp_server):
     elsewhere = tenancy.organisation_get_or_create("elsewhere", name="Elsewhere")
     existing = login("erin", elsewhere)
@@ -317,3 +344,99 @@ def test_a_reset_does_not_skip_the_second_factor(member, smtp_server):
     verified = client.post(reverse("dashboard:two_factor"), {"token": current_code(device)})
     assert verified.status_code == 302
     assert client.get(reverse("dashboard:people")).status_code == 200
+
+
+def test_resets_for_one_address_stop_mailing_past_the_limit_without_saying_so(
+    member, smtp_server, settings
+):
+    settings.CLARA_PASSWORD_RESETS_PER_ADDRESS_PER_HOUR = 3
+    answers = [
+        Client().post(
+            reverse("dashboard:password_reset"),
+            {"email": address},
+            REMOTE_ADDR=f"198.51.100.{n}",  # from different places: the address limit alone
+        )
+        for n, address in enumerate(["mona@care.example", "MONA@care.example "] * 3)
+    ]
+    # Every answer is the usual one, but only three mails left.
+    assert {(a.status_code, a["Location"]) for a in answers} == {
+        (302, reverse("dashboard:password_reset_done"))
+    }
+    assert smtp_server.recipients == [["mona@care.example"]] * 3
+    # Another address is counted on its own.
+    _ask_reset("nobody@care.example")
+    member.email = "nobody@care.example"
+    member.save()
+    _ask_reset("nobody@care.example")
+    assert smtp_server.recipients[-1] == ["nobody@care.example"]
+
+
+def test_resets_from_one_client_are_refused_past_the_limit(member, smtp_server, settings):
+    settings.CLARA_PASSWORD_RESETS_PER_CLIENT_PER_HOUR = 2
+    url = reverse("dashboard:password_reset")
+    asks = [
+        Client().post(url, {"email": f"someone{n}@care.example"}, REMOTE_ADDR="203.0.113.7")
+        for n in range(2)
+    ]
+    assert [a.status_code for a in asks] == [302, 302]
+    refused = Client().post(url, {"email": "mona@care.example"}, REMOTE_ADDR="203.0.113.7")
+    assert refused.status_code == 429
+    assert "Too many reset requests from here" in refused.content.decode()
+    assert smtp_server.recipients == []
+    # Another client is not held back.
+    other = Client().post(url, {"email": "mona@care.example"}, REMOTE_ADDR="203.0.113.8")
+    assert other.status_code == 302 and smtp_server.recipients == [["mona@care.example"]]
+
+
+# --- Changing one's own password -------------------------------------------------------------
+
+
+def test_a_member_changes_their_password_and_stays_logged_in(member):
+    client = client_for(member)
+    url = reverse("dashboard:password_change")
+    assert client.get(url).status_code == 200
+    response = client.post(
+        url,
+        {"old_password": PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == reverse("dashboard:people")
+    assert "Your new password is saved." in response.content.decode()
+    member.refresh_from_db()
+    assert member.check_password(NEW_PASSWORD)
+    # Still logged in on this browser.
+    assert client.get(reverse("dashboard:people")).status_code == 200
+
+
+def test_the_password_now_is_needed_and_the_new_one_must_pass_the_validators(member):
+    client = client_for(member)
+    url = reverse("dashboard:password_change")
+    wrong = client.post(
+        url,
+        {"old_password": "not-it", "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
+    assert wrong.status_code == 400 and "old_password" in wrong.context["form"].errors
+    weak = client.post(
+        url, {"old_password": PASSWORD, "new_password1": "short1", "new_password2": "short1"}
+    )
+    assert weak.status_code == 400 and "new_password2" in weak.context["form"].errors
+    member.refresh_from_db()
+    assert member.check_password(PASSWORD)
+
+
+def test_an_admin_keeps_the_second_factor_after_changing_the_password(admin):
+    client = client_for(admin)
+    client.post(
+        reverse("dashboard:password_change"),
+        {"old_password": PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+    )
+    admin.refresh_from_db()
+    assert admin.check_password(NEW_PASSWORD)
+    # Not sent back to the second factor: the session kept its verification.
+    response = client.get(reverse("dashboard:people"))
+    assert response.status_code == 200
+
+
+def test_changing_a_password_needs_a_login():
+    response = Client().get(reverse("dashboard:password_change"))
+    assert response.status_code == 302 and reverse("dashboard:login") in response["Location"]

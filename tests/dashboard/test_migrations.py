@@ -55,3 +55,91 @@ def test_care_team_logins_join_the_default_organisation():
         assert Audit.objects.get(pk=orphan.pk).organisation_id is None
     finally:
         _migrate(latest)
+
+
+NAMES_BEFORE = [("memory", "0022_pgvector_search_columns")]
+NAMES_AFTER = [("memory", "0023_person_name_bound_to_its_row")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_names_sealed_for_lookup_are_bound_to_their_row_and_back():
+    from memory.core import crypto
+
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    quote = connection.ops.quote_name
+    try:
+        old = _migrate(NAMES_BEFORE)
+        now = timezone.now()
+        Person = old.get_model("memory", "Person")
+        nana = Person.objects.create(
+            id=uuid.uuid4(), display_name="Nana Plum", created_at=now, last_active_at=now
+        )
+        unnamed = Person.objects.create(id=uuid.uuid4(), created_at=now, last_active_at=now)
+
+        def stored(person):
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT display_name FROM {quote('people')} WHERE id = %s",  # noqa: S608
+                    [Person._meta.pk.get_db_prep_value(person.id, connection)],
+                )
+                return cursor.fetchone()[0]
+
+        assert stored(nana).startswith(crypto.LOOKUP_PREFIX)
+
+        new = _migrate(NAMES_AFTER)
+        assert stored(nana).startswith(f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:")
+        assert f":{nana.id}:" in stored(nana)
+        Person = new.get_model("memory", "Person")
+        assert Person.objects.get(display_name="Nana Plum").id == nana.id
+        assert Person.objects.get(id=unnamed.id).display_name == ""
+
+        old = _migrate(NAMES_BEFORE)
+        assert stored(nana).startswith(crypto.LOOKUP_PREFIX)
+        assert old.get_model("memory", "Person").objects.get(display_name="Nana Plum").id == nana.id
+    finally:
+        _migrate(latest)
+
+
+DEVICES_BEFORE = [
+    ("dashboard", "0013_second_factor_secrets_encrypted"),
+    ("otp_totp", "0003_add_timestamps"),
+    ("otp_static", "0003_add_timestamps"),
+]
+DEVICES_AFTER = [("dashboard", "0014_move_second_factor_devices")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_django_otp_devices_move_into_the_encrypted_ones():
+    from dashboard.second_factor.models import AuthenticatorDevice, recovery_digests
+
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        old = _migrate(DEVICES_BEFORE)
+        user = old.get_model("auth", "User").objects.create(username="ops")
+        totp = old.get_model("otp_totp", "TOTPDevice").objects.create(
+            user=user, name="Authenticator app", key="3132333435363738393031323334353637383930"
+        )
+        static = old.get_model("otp_static", "StaticDevice").objects.create(
+            user=user, name="Recovery codes"
+        )
+        static.token_set.create(token="abcd2345")
+
+        new = _migrate(DEVICES_AFTER)
+        assert not new.get_model("otp_totp", "TOTPDevice").objects.exists()
+        assert not new.get_model("otp_static", "StaticDevice").objects.exists()
+        assert not new.get_model("otp_static", "StaticToken").objects.exists()
+        device = AuthenticatorDevice.objects.get(user_id=user.pk)
+        assert device.key == totp.key and device.confirmed
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT key FROM dashboard_totp_devices WHERE id = %s", [device.pk])
+            assert totp.key not in cursor.fetchone()[0]
+        Code = new.get_model("dashboard", "RecoveryCode")
+        assert list(Code.objects.values_list("digest", flat=True)) == [
+            recovery_digests("abcd2345")[0]
+        ]
+
+        back = _migrate(DEVICES_BEFORE)
+        assert back.get_model("otp_totp", "TOTPDevice").objects.get().key == totp.key
+        assert back.get_model("otp_static", "StaticDevice").objects.filter(user_id=user.pk).exists()
+    finally:
+        _migrate(latest)

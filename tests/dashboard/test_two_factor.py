@@ -8,9 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
-from django_otp.plugins.otp_static.models import StaticToken
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from dashboard.second_factor.models import AuthenticatorDevice, RecoveryCode, recovery_digests
 from tests.dashboard.conftest import PASSWORD, login
 from tests.support.otp import current_code, totp_device
 
@@ -77,7 +76,7 @@ def test_enrolment_shows_a_qr_code_then_recovery_codes_and_opens_the_admin(opera
     content = page.content.decode()
     assert page.status_code == 200
     assert "<svg" in content and "<img" not in content  # inline, nothing fetched
-    device = TOTPDevice.objects.get(user=operator, confirmed=False)
+    device = AuthenticatorDevice.objects.get(user=operator, confirmed=False)
     wrong = client.post(verify.url, {"token": "000000", "next": "/admin/"})
     assert wrong.status_code == 400
     assert client.get("/admin/").status_code == 302
@@ -86,15 +85,18 @@ def test_enrolment_shows_a_qr_code_then_recovery_codes_and_opens_the_admin(opera
     assert done.status_code == 200
     codes = re.findall(r"<code>(\w+)</code>", done.content.decode())
     assert len(codes) == 10
-    assert set(codes) == set(StaticToken.objects.values_list("token", flat=True))
+    # Kept only as keyed hashes: each code matches one, none is stored as typed.
+    stored = set(RecoveryCode.objects.values_list("digest", flat=True))
+    assert {recovery_digests(code)[0] for code in codes} == stored
+    assert not stored & set(codes)
     assert client.get("/admin/").status_code == 200
 
 
 def test_a_recovery_code_works_once(operator):
-    from dashboard.two_factor import recovery_codes_issue
+    from dashboard.second_factor.services import recovery_codes_issue
 
     totp_device(operator)
-    code = recovery_codes_issue(operator)[0]
+    code = recovery_codes_issue(user=operator)[0]
     first = _password_login("ops", "/admin/login/")
     assert first.post(reverse("dashboard:two_factor"), {"token": code}).status_code == 302
     assert first.get("/admin/").status_code == 200
@@ -110,7 +112,7 @@ def test_an_enrolled_login_must_give_a_code_before_enrolling_another_device(oper
     response = client.get(reverse("dashboard:two_factor_setup"))
     assert response.status_code == 302
     assert response.url.startswith(reverse("dashboard:two_factor"))
-    assert TOTPDevice.objects.filter(user=operator).count() == 1
+    assert AuthenticatorDevice.objects.filter(user=operator).count() == 1
     ok = client.post(
         reverse("dashboard:two_factor"), {"token": current_code(device), "next": "/admin/"}
     )
@@ -126,3 +128,142 @@ def test_next_never_leads_to_another_site(operator):
         {"token": current_code(device), "next": "https://evil.example/"},
     )
     assert response.status_code == 302 and response.url == reverse("dashboard:people")
+
+
+# --- The secrets at rest -------------------------------------------------------------------------
+
+
+def _stored(table: str, column: str, pk) -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {column} FROM {table} WHERE id = %s", [pk])  # noqa: S608
+        return cursor.fetchone()[0]
+
+
+def test_the_authenticator_secret_is_encrypted_and_bound_to_its_login(operator, staff):
+    from memory.core import crypto
+
+    device, other = totp_device(operator), totp_device(staff)
+    stored = _stored("dashboard_totp_devices", "key", device.pk)
+    assert device.key not in stored and stored.startswith(crypto.ROW_PREFIX)
+    assert f":{operator.pk}:" in stored
+    # Copied onto another login's device, it is refused rather than used.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE dashboard_totp_devices SET key = %s WHERE id = %s", [stored, other.pk]
+        )
+    with pytest.raises(crypto.DecryptionError):
+        AuthenticatorDevice.objects.get(pk=other.pk)
+    # And the login with it still works.
+    client = _password_login("ops", "/admin/login/")
+    response = client.post(reverse("dashboard:two_factor"), {"token": current_code(device)})
+    assert response.status_code == 302 and client.get("/admin/").status_code == 200
+
+
+# --- Self-service: new recovery codes, a new phone ------------------------------------------------
+
+
+def _verified(user, device) -> Client:
+    client = _password_login(user.username, "/login/")
+    response = client.post(reverse("dashboard:two_factor"), {"token": current_code(device)})
+    assert response.status_code == 302
+    return client
+
+
+def test_an_admin_makes_new_recovery_codes_and_the_old_stop_working(person):
+    from dashboard.models import AuditAction, AuditEvent
+    from dashboard.second_factor.services import recovery_codes_issue
+
+    boss = login("boss", person.organisation, admin=True)
+    device = totp_device(boss)
+    old = recovery_codes_issue(user=boss)
+    client = _verified(boss, device)
+    page = client.get(reverse("dashboard:two_factor_manage"))
+    assert page.status_code == 200 and "10 unused recovery codes left" in page.content.decode()
+
+    done = client.post(reverse("dashboard:two_factor_recovery"))
+    assert done.status_code == 200
+    new = re.findall(r"<code>(\w+)</code>", done.content.decode())
+    assert len(new) == 10 and not set(new) & set(old)
+    event = AuditEvent.objects.get(action=AuditAction.RECOVERY_CODES_RENEWED)
+    assert event.user == boss and event.organisation_id == person.organisation_id
+    # Shown once: the page lists how many are left, never the codes.
+    again = client.get(reverse("dashboard:two_factor_manage")).content.decode()
+    assert not any(code in again for code in new)
+
+    assert (
+        _password_login("boss").post(reverse("dashboard:two_factor"), {"token": old[0]}).status_code
+        == 400
+    )
+    time.sleep(1.1)  # throttled after a wrong code
+    fresh = _password_login("boss")
+    assert fresh.post(reverse("dashboard:two_factor"), {"token": new[0]}).status_code == 302
+    assert fresh.get("/").status_code == 200
+
+
+def test_a_new_authenticator_replaces_the_old_only_once_it_gives_a_code(person):
+    from dashboard.models import AuditAction, AuditEvent
+
+    boss = login("boss", person.organisation, admin=True)
+    old = totp_device(boss)
+    client = _verified(boss, old)
+    page = client.get(reverse("dashboard:two_factor_replace"))
+    assert page.status_code == 200 and "<svg" in page.content.decode()
+    new = AuthenticatorDevice.objects.get(user=boss, confirmed=False)
+    assert new.key != old.key
+
+    wrong = client.post(reverse("dashboard:two_factor_replace"), {"token": "000000"})
+    assert wrong.status_code == 400
+    assert AuthenticatorDevice.objects.filter(pk=old.pk, confirmed=True).exists()
+    assert not AuditEvent.objects.filter(action=AuditAction.AUTHENTICATOR_REPLACED).exists()
+
+    time.sleep(1.1)  # throttled after a wrong code
+    done = client.post(reverse("dashboard:two_factor_replace"), {"token": current_code(new)})
+    assert done.status_code == 302 and done.url == reverse("dashboard:two_factor_manage")
+    assert list(AuthenticatorDevice.objects.filter(user=boss)) == [new]
+    assert AuthenticatorDevice.objects.get(pk=new.pk).confirmed
+    event = AuditEvent.objects.get(action=AuditAction.AUTHENTICATOR_REPLACED)
+    assert event.object_id == str(new.pk) and event.organisation_id == person.organisation_id
+    assert client.get("/").status_code == 200  # still past the second factor, on the new app
+
+    # The old phone's code no longer opens anything.
+    other = _password_login("boss")
+    assert (
+        other.post(reverse("dashboard:two_factor"), {"token": current_code(old)}).status_code == 400
+    )
+
+
+def test_recovery_codes_match_during_a_rotation_and_rotate_keys_counts_the_old_ones(
+    operator, settings
+):
+    import io
+
+    from django.core.management import call_command
+
+    from dashboard.second_factor.services import recovery_codes_issue
+    from memory.core import crypto
+
+    key_a, key_b = crypto.generate_key(), crypto.generate_key()
+    settings.CLARA_ENCRYPTION_KEYS = [key_a]
+    totp_device(operator)
+    old = recovery_codes_issue(user=operator)
+    settings.CLARA_ENCRYPTION_KEYS = [key_b, key_a]
+    out = io.StringIO()
+    call_command("rotate_keys", stdout=out)
+    assert "dashboard_recovery_codes.digest: 10 rows, 0 rewritten; 10 made under an old key" in (
+        out.getvalue()
+    )
+    # Still matched meanwhile (the old key is configured), and the secret was re-encrypted.
+    client = _password_login("ops", "/admin/login/")
+    assert client.post(reverse("dashboard:two_factor"), {"token": old[0]}).status_code == 302
+    assert AuthenticatorDevice.objects.get(user=operator).bin_key
+    # New codes are made under the new key: nothing left to count.
+    recovery_codes_issue(user=operator)
+    again = io.StringIO()
+    call_command("rotate_keys", stdout=again)
+    assert "made under an old key" not in again.getvalue()
+    settings.CLARA_ENCRYPTION_KEYS = [key_b]
+    assert AuthenticatorDevice.objects.get(user=operator).bin_key

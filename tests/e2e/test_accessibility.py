@@ -129,6 +129,10 @@ def pages_of(peggy, slug):  # noqa: F811
         "audit": f"/organisations/{slug}/audit/",
         "invitations": f"/organisations/{slug}/invitations/",
         "record": f"{base}record.html?archived=1",
+        # The login's own second factor (alice passes one: she is an organisation admin here).
+        "second-step": "/account/two-factor/manage/",
+        "password": "/account/password/",
+        "new-authenticator": "/account/two-factor/replace/",
         "not-found": "/no/such/page/",
     }
 

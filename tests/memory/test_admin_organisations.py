@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from dashboard.access import audit_record
 from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from dashboard.second_factor.services import recovery_codes_issue
 from memory.admin.base import OrganisationScopedAdmin
 from memory.companion import checkins, continuity
 from memory.conversations import audit, services, tenancy
@@ -43,7 +44,7 @@ from memory.models import (
     Session,
     SummarySpine,
 )
-from tests.support.otp import verified_client
+from tests.support.otp import totp_device, verified_client
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +93,9 @@ def _organisation(slug: str, name: str) -> dict:
     OrganisationMembership.objects.create(user=carer, organisation=org)
     CareTeamMembership.objects.create(user=carer, person=person, role=CareRole.ADMIN)
     audit_record(user=carer, person_id=person.id, action="view_person", organisation_id=org.pk)
+    # The carer's second factor (its admin pages list a login's devices, never their secrets).
+    totp_device(carer)
+    recovery_codes_issue(user=carer)
     audit.record(
         organisation_id=org.pk,
         channel="api",
@@ -147,6 +151,7 @@ def _of(model, org: Organisation):
         "session__organisation",
         "person__organisation",
         "webhook__organisation",
+        "user__organisation_memberships__organisation",  # a login's second factor
     ):
         try:
             return model.objects.filter(**{path: org})

@@ -4,7 +4,8 @@ A realistic run (the demo `prepare_run` loads: conversations through the service
 summarise them and read facts from them, trends and alerts) plus what caregivers enter (someone in
 the person's life, a routine), then every column of every table is read with plain SQL and
 searched for what the run wrote: the person's sentences, Clara's replies, names, what caregivers
-typed, the sentences facts came from, entity labels, memory keys and the embeddings' vectors.
+typed, the sentences facts came from, entity labels, memory keys and the embeddings' vectors;
+and a login's second factor (its authenticator's secret, its recovery codes).
 Runs on whichever engine the suite runs on (SQLite, and PostgreSQL with DATABASE_URL).
 """
 
@@ -73,6 +74,19 @@ def _realistic_run() -> dict:
         person=person, membership=membership, text=CAREGIVER_NOTE, visibility="staff"
     )
 
+    # The login's second factor: an authenticator app's secret and recovery codes.
+    from base64 import b32encode
+
+    from dashboard.second_factor.services import recovery_codes_issue
+    from tests.support.otp import totp_device
+
+    device = totp_device(user)
+    second_factor = {
+        device.key,
+        b32encode(device.bin_key).decode().rstrip("="),
+        *recovery_codes_issue(user=user),
+    }
+
     sentences = {e.person_message for s in plan.sessions for e in s.exchanges}
     sentences |= set(
         ChatMessage.objects.filter(role=ChatMessage.Role.ASSISTANT).values_list(
@@ -98,6 +112,7 @@ def _realistic_run() -> dict:
         "keys": {k for k in keys if k and len(k) >= 8},
         "sources": sources,
         "vectors": vectors,
+        "second_factor": second_factor,
     }
 
 
@@ -140,8 +155,12 @@ def test_a_database_copy_after_a_realistic_run_holds_no_sentence_name_key_or_vec
     assert _hits(tables, run["names"], whole_word=True) == []
     assert _hits(tables, run["keys"]) == []
     assert _vector_hits(tables, run["vectors"]) == []
+    # No second factor's secret: neither the TOTP key (hex or base32) nor a recovery code.
+    assert "dashboard_totp_devices" in tables and "dashboard_recovery_codes" in tables
+    assert len(run["second_factor"]) == 12
+    assert _hits(tables, run["second_factor"]) == []
 
-    # Matching still works where it must: a person by the exact name, sealed the same way.
+    # Matching still works where it must: a person by the exact name (its keyed hash).
     person = Person.objects.order_by("created_at").first()
     assert Person.objects.get(display_name=person.display_name) == person
     assert not Person.objects.filter(display_name=person.display_name + " ").exists()

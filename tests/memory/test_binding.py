@@ -346,3 +346,105 @@ def test_the_admin_finds_a_person_by_the_exact_name(db):
         request, message_admin.get_queryset(request), "Ada Lovelace"
     )
     assert {m.person_id for m in messages} == {ada.id}
+
+
+# --- Names: bound to their row, found by a keyed hash -------------------------------------------
+
+
+def test_a_name_is_bound_to_its_person_and_refused_on_another(two_sessions):
+    ada, bea = (Person.objects.get(id=s.person_id) for s in two_sessions)
+    value = raw("people", "display_name", ada.id)
+    assert value.startswith(f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:{ada.id}:")
+    assert "Ada" not in raw("people", "display_name_index", ada.id)
+    # Ada's name copied onto Bea's row (a database writer wanting Bea shown as Ada).
+    write_raw("people", "display_name", bea.id, value)
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        Person.objects.get(id=bea.id)
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        selectors.memory_query(session_id=two_sessions[1].id, message="Hello")
+    assert Person.objects.get(id=ada.id).display_name == "Ada"
+
+
+def test_a_name_is_found_by_its_exact_text_and_follows_a_rename(two_sessions):
+    ada, bea = (Person.objects.get(id=s.person_id) for s in two_sessions)
+    assert list(Person.objects.filter(display_name="Ada")) == [ada]
+    assert list(Person.objects.filter(display_name__in=["Zed", "Bea"])) == [bea]
+    assert not Person.objects.filter(display_name="ada").exists()
+    assert ChatMessage.objects.filter(person__display_name="Ada").count() == 2
+    # Renamed by the bot: the hash follows the name.
+    services.session_resolve(session_id=two_sessions[0].id, display_name="Ada Lovelace")
+    assert Person.objects.get(display_name="Ada Lovelace").id == ada.id
+    assert not Person.objects.filter(display_name="Ada").exists()
+    with pytest.raises(FieldError, match="encrypted"):
+        Person.objects.filter(display_name__startswith="Ada").exists()
+
+
+def test_names_sealed_the_old_way_are_rewritten_and_indexed_by_the_pass(two_sessions):
+    ada = Person.objects.get(id=two_sessions[0].person_id)
+    # As the previous release stored it: deterministic, bound to the column only, no hash.
+    old = crypto.seal_lookup("Ada", context="people.display_name")
+    write_raw("people", "display_name", ada.id, old)
+    write_raw("people", "display_name_index", ada.id, "")
+    assert Person.objects.get(id=ada.id).display_name == "Ada"  # still reads
+    assert not Person.objects.filter(display_name="Ada").exists()  # not yet findable
+    call_command("rotate_keys", stdout=io.StringIO())
+    assert raw("people", "display_name", ada.id).startswith(f"{crypto.ROW_PREFIX}")
+    assert f":{ada.id}:" in raw("people", "display_name", ada.id)
+    assert Person.objects.get(display_name="Ada").id == ada.id
+
+
+def test_a_message_of_a_session_without_a_person_is_bound_to_its_own_row(db):
+    # Its row (the message's id, made before the insert) is known whether or not the session
+    # has a person yet; linking the person later changes nothing the value is bound to.
+    session, _ = services.session_resolve(session_id=uuid.uuid4())
+    talk(session.id, "Where is my husband Frank?")
+    message = ChatMessage.objects.get(session_id=session.id, role=ChatMessage.Role.USER)
+    assert message.person_id is None
+    assert f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:{message.id}:" in raw(
+        "chat_messages", "content", message.id
+    )
+    person = make_person("Ada")
+    services.session_resolve(session_id=session.id, user_id=person.id)
+    assert ChatMessage.objects.get(id=message.id).person_id == person.id
+    assert ChatMessage.objects.get(id=message.id).content == "Where is my husband Frank?"
+
+
+# --- What other apps store: bound too, and rotated with the rest -------------------------------
+
+
+def _alert_step(person, note: str):
+    from dashboard.alerting.models import AlertStep
+    from memory.models import Alert
+
+    alert = Alert.objects.create(
+        person=person,
+        kind=Alert.Kind.ESCALATION,
+        dedupe_key=f"test:{uuid.uuid4()}",
+        created_at=timezone.now(),
+    )
+    return AlertStep.objects.create(alert=alert, kind=AlertStep.Kind.NOTE, note=note)
+
+
+def test_a_handover_note_is_bound_to_its_alert(db):
+    from dashboard.alerting.models import AlertStep
+
+    ada, bea = make_person("Ada"), make_person("Bea")
+    a, b = _alert_step(ada, "Called her daughter"), _alert_step(bea, "Settled with tea")
+    assert f":{a.alert_id}:" in raw("alert_steps", "note", a.id)
+    write_raw("alert_steps", "note", b.id, raw("alert_steps", "note", a.id))
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        AlertStep.objects.get(id=b.id)
+    assert AlertStep.objects.get(id=a.id).note == "Called her daughter"
+
+
+def test_rotate_keys_reaches_every_apps_encrypted_columns(db, settings):
+    from dashboard.alerting.models import AlertStep
+
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_A]
+    step = _alert_step(make_person("Ada"), "Called her daughter")
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+    out = io.StringIO()
+    call_command("rotate_keys", stdout=out)
+    assert "alert_steps.note: 1 rows, 1 rewritten" in out.getvalue()
+    settings.CLARA_ENCRYPTION_KEYS = [KEY_B]  # the old key dropped: still reads
+    assert AlertStep.objects.get(id=step.id).note == "Called her daughter"

@@ -199,6 +199,36 @@ def test_a_meaning_of_another_stored_version_is_compared_by_its_fingerprint():
     assert selectors.memory_query(session_id=session_id, message=JACKET).repeat_count == 0
 
 
+def test_a_row_stored_before_the_particles_is_still_compared_by_meaning():
+    # Stored meanings of version 2 (before issue 17's third round) are read as they are: no
+    # data migration; their particles are unknown, so only the particle check is off for them.
+    session_id = uuid.uuid4()
+    talk(session_id, COAT)
+    old = crypto.encrypt_bytes(
+        meaning.to_stored_v2(meaning.analyse(COAT)), context=repeats.MEANING_CONTEXT
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE repetition_tracking SET meaning = %s", [old])
+
+    assert repeats.from_db(raw_meanings()[0]).particles == 0
+    assert selectors.memory_query(session_id=session_id, message=JACKET).repeat_count == 1
+
+
+def test_letting_the_cat_out_does_not_repeat_letting_it_in():
+    # Same content words (the fingerprint rule matches them); the particle says the opposite.
+    session_id = uuid.uuid4()
+    talk(session_id, "Let the cat in.")
+
+    result = selectors.memory_query(session_id=session_id, message="Let the cat out.")
+    talk(session_id, "Let the cat out.")
+
+    assert result.repeat_count == 0
+    assert latest_record(session_id).repeat_count == 0
+    assert (
+        selectors.memory_query(session_id=session_id, message="Let the cat in.").repeat_count == 1
+    )
+
+
 def test_with_semantic_repeats_off_only_the_words_count_and_nothing_is_stored(settings, analysed):
     settings.CLARA_SEMANTIC_REPEATS = False
     session_id = uuid.uuid4()
@@ -336,3 +366,21 @@ def test_no_pair_below_the_cosine_floor_means_the_same():
                 below += 1
                 assert not comparison.same_meaning()
     assert below > len(LINES)  # the filter does skip work
+
+
+def test_clearing_the_caches_makes_the_next_analysis_run_the_model(monkeypatch):
+    """Benchmarks time "a message this process has not seen" after `clear_caches()`: the
+    detector's own cache must be cleared too, or the forward pass is silently skipped."""
+    passes: list[str] = []
+    real = meaning._analyse
+
+    def counting(message, embedder, hasher):
+        passes.append(message)
+        return real(message, embedder, hasher)
+
+    monkeypatch.setattr(meaning, "_analyse", counting)
+    first = repeats.meaning_of(JACKET)
+    assert repeats.meaning_of(JACKET) is first and len(passes) == 1
+    repeats.clear_caches()
+    repeats.meaning_of(JACKET)
+    assert len(passes) == 2

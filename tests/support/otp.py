@@ -3,15 +3,16 @@
 from django.test import Client
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.oath import totp
-from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from dashboard.second_factor.models import AuthenticatorDevice
 
 
-def totp_device(user) -> TOTPDevice:
+def totp_device(user) -> AuthenticatorDevice:
     """A confirmed authenticator-app device for the login."""
-    return TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=True)
+    return AuthenticatorDevice.objects.create(user=user, name="Authenticator app", confirmed=True)
 
 
-def current_code(device: TOTPDevice) -> str:
+def current_code(device: AuthenticatorDevice) -> str:
     """The code the app would show now."""
     return f"{totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits):0{device.digits}d}"
 
@@ -20,7 +21,9 @@ def verified_client(user, client: Client | None = None) -> Client:
     """A client logged in as `user` who has passed the second factor (as django_otp.login does)."""
     client = client or Client()
     client.force_login(user)
-    device = TOTPDevice.objects.filter(user=user, confirmed=True).first() or totp_device(user)
+    device = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first() or totp_device(
+        user
+    )
     session = client.session
     session[DEVICE_ID_SESSION_KEY] = device.persistent_id
     session.save()

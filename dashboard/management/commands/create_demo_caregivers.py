@@ -20,10 +20,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from dashboard.models import CareRole, CareTeamMembership
-from dashboard.two_factor import AUTHENTICATOR
+from dashboard.second_factor.models import AuthenticatorDevice
+from dashboard.second_factor.services import AUTHENTICATOR
 from memory.conversations import tenancy
 from memory.models import OrganisationMembership, Person
 
@@ -76,8 +76,8 @@ class Command(BaseCommand):
                 line = f"  {username} / {chosen}   ({role}, {len(people)} people)"
                 if org_admin:
                     # A new key each run, like the password.
-                    TOTPDevice.objects.filter(user=user).delete()
-                    device = TOTPDevice.objects.create(
+                    AuthenticatorDevice.objects.filter(user=user).delete()
+                    device = AuthenticatorDevice.objects.create(
                         user=user, name=AUTHENTICATOR, confirmed=True
                     )
                     key = b32encode(device.bin_key).decode().rstrip("=")

@@ -6,7 +6,9 @@ Rotation, with no downtime:
    read with OLD);
 3. run `manage.py rotate_keys` (batches of --batch-size rows, each its own transaction, so the
    service keeps writing meanwhile; safe to interrupt and run again);
-4. `manage.py rotate_keys --check` reports 0 to rewrite: set CLARA_ENCRYPTION_KEYS=NEW.
+4. `manage.py rotate_keys --check` reports 0 to rewrite: set CLARA_ENCRYPTION_KEYS=NEW. Recovery
+   codes (kept as keyed hashes only) cannot be rewritten: the command counts those made under an
+   old key; their logins make new ones (Second step → Make new recovery codes) before it goes.
 
 The same pass encrypts rows stored before encryption existed, rewrites repetition
 fingerprints as the new key's tokens, and makes each repetition record's meaning again under
@@ -42,9 +44,14 @@ class Command(BaseCommand):
         counts = reencrypt.reencrypt_all(batch_size=batch_size, progress=progress, dry_run=check)
         verb = "to rewrite" if check else "rewritten"
         for count in counts:
-            self.stdout.write(
-                f"{count.table}.{count.column}: {count.rows} rows, {count.rewritten} {verb}"
-            )
+            line = f"{count.table}.{count.column}: {count.rows} rows, {count.rewritten} {verb}"
+            if count.stale:
+                # Recovery codes: only their keyed hashes are kept, so they cannot be moved.
+                line += (
+                    f"; {count.stale} made under an old key, which cannot be remade: they stop "
+                    "matching when that key is dropped (their logins should make new ones first)"
+                )
+            self.stdout.write(line)
         total = sum(count.rewritten for count in counts)
         self.stdout.write(f"total: {total} value(s) {verb}")
         if not check and vector_pg.vector_search_path() == "pgvector":
