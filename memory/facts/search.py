@@ -163,27 +163,21 @@ def _load_records(scope: str) -> list[tuple]:
     keyring = crypto.keyring()
     decrypt_bytes = keyring.decrypt_bytes_bound
     decrypt = keyring.decrypt_bound
-    # In id order (time order: uuid7), the order a copy that caught up keeps them in, so rows
-    # that tie in a ranking come out the same in every process, on either database.
-    rows = (
-        Memory.objects.filter(scope=scope, status=Memory.Status.ACTIVE)
-        .order_by("id")
-        .values_list(
-            "id",
-            "namespace",
-            "type",
-            "persona",
-            "confirmed",
-            "pinned",
-            "importance",
-            "use_count",
-            "updated_at",
-            "created_at",
-            "expires_at",
-            raw("embedding", BinaryField()),
-            raw("content", TextField()),
-            raw("entity_refs", JSONField()),
-        )
+    rows = Memory.objects.filter(scope=scope, status=Memory.Status.ACTIVE).values_list(
+        "id",
+        "namespace",
+        "type",
+        "persona",
+        "confirmed",
+        "pinned",
+        "importance",
+        "use_count",
+        "updated_at",
+        "created_at",
+        "expires_at",
+        raw("embedding", BinaryField()),
+        raw("content", TextField()),
+        raw("entity_refs", JSONField()),
     )
     tokenize = retrieval.tokenize
     codes = _TYPE_CODES
@@ -233,7 +227,11 @@ def _load_records(scope: str) -> list[tuple]:
                 tuple(refs or ()),
             )
         )
-    return out
+    # In id order (time order: uuid7), the order a copy that caught up keeps them in, so rows
+    # that tie in a ranking come out the same in every process and on either database. Sorted
+    # here: in SQL the database would sort every selected column, ciphertexts included.
+    keys = np.frombuffer(b"".join(record[0].bytes for record in out), dtype="V16")
+    return [out[i] for i in np.argsort(keys, kind="stable")] if len(out) > 1 else out
 
 
 class _Rows:
@@ -362,7 +360,7 @@ class _ScopeCopy:
         self.retired = 0
         self.memories = _Rows(self)
         self.ids = state.ids
-        self.pos = {key: i for i, key in enumerate(self.ids)}
+        self.pos = snapshots.Positions(state.ids)
         self.tokens = state.tokens
         self.refs = state.refs
         self.by_entity = state.by_entity
@@ -372,16 +370,11 @@ class _ScopeCopy:
         self._ns_codes = {ns: i for i, ns in enumerate(self.namespaces)}
         self.personas = state.personas
         self.persona_codes = {persona: i for i, persona in enumerate(self.personas)}
-        # Room for writes to come, as a build leaves.
-        capacity = max(16, n + n // 8)
-        self._vectors = np.zeros((capacity, self.dims), np.float32)
-        self._vectors[:n] = state.vectors
-        self._columns = {}
-        for name, column in state.columns.items():
-            self._columns[name] = np.zeros(capacity, column.dtype)
-            self._columns[name][:n] = column
-        self._columns["alive"] = np.zeros(capacity, bool)
-        self._columns["alive"][:n] = True
+        # The vectors as the snapshot holds them (read-only, no copy); the first write grows
+        # them and the columns into new arrays (_patch).
+        self._vectors = state.vectors
+        self._columns = dict(state.columns)
+        self._columns["alive"] = np.ones(n, bool)
         self.keyword = _Keywords([], index=state.index)
         self._views()
         changed = Memory.objects.filter(scope=self.scope, revision__gt=stored.generation)
@@ -565,7 +558,8 @@ class _ScopeCopy:
                 continue
             i = self.n
             if i == len(self._vectors):
-                grown = max(16, i * 2)
+                # Room for an eighth more: a copy is rebuilt before a tenth of it has changed.
+                grown = i + max(16, i // 8)
                 self._vectors = np.resize(self._vectors, (grown, self.dims))
                 for name in self._columns:
                     self._columns[name] = np.resize(self._columns[name], grown)

@@ -3,8 +3,8 @@
 Building a scope's copy (memory/facts/search.py) opens three ciphertexts and tokenises each live
 row: about 170 µs a row, so a process's first search of a scope of 100k memories took tens of
 seconds. After a build, the copy's arrays (vectors, filter columns, ids, block layout, the
-rows' keyword tokens as term ids, the BM25 postings, entity refs) are written with `np.savez`
-(arrays only: read back with `allow_pickle=False`, never a pickle), encrypted as one value bound
+rows' keyword tokens as term ids, the BM25 postings, entity refs) are written one after another
+in numpy's .npy format (plain dtypes only: nothing is ever unpickled), encrypted as one value bound
 to its row (AES-GCM, memory/core/crypto.py) and stored with the scope's generation and epoch. A
 cold start reads that one value and catches up by revision as a warm copy does.
 
@@ -27,8 +27,8 @@ import hashlib
 import io
 import json
 import logging
+import math
 import uuid
-import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -91,31 +91,96 @@ def snapshot_id(scope: str) -> uuid.UUID:
 # --- The copy as arrays ------------------------------------------------------------------------
 
 
-class Tokens:
-    """The rows' keyword tokens as a snapshot holds them (term ids into the index's vocabulary),
-    turned into lists only when a rebuild asks for them; rows patched in since are appended."""
+class Ragged:
+    """Per-row lists as a snapshot holds them (ids into a list of names, and each row's end),
+    made into Python values only for the rows asked for; rows patched in since are appended.
+    Tokens come back as lists (a rebuild reads them all), entity refs as tuples (a search reads
+    those of its candidates)."""
 
-    def __init__(self, vocabulary: list[str], flat: np.ndarray, ends: np.ndarray):
-        self.vocabulary, self.flat, self.ends = vocabulary, flat, ends
+    def __init__(self, names: list[str], flat: np.ndarray, ends: np.ndarray, *, kind=list):
+        self.names, self.kind = names, kind
+        self.flat, self.ends = flat.tolist(), ends.tolist()
         self.base = len(ends)
-        self.added: list[list[str]] = []
+        self.added: list = []
+        self._made: dict[tuple, tuple] = {}
 
     def __len__(self) -> int:
         return self.base + len(self.added)
 
-    def __getitem__(self, i: int) -> list[str]:
+    def __getitem__(self, i):
         i = int(i)
         if i >= self.base:
             return self.added[i - self.base]
-        lo = int(self.ends[i - 1]) if i else 0
-        words = self.vocabulary
-        return [words[t] for t in self.flat[lo : int(self.ends[i])].tolist()]
+        ids = self.flat[self.ends[i - 1] if i else 0 : self.ends[i]]
+        if self.kind is list:
+            return [self.names[t] for t in ids]
+        key = tuple(ids)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = tuple(self.names[t] for t in ids)
+        return made
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
-    def append(self, tokens: list[str]) -> None:
-        self.added.append(tokens)
+    def append(self, row) -> None:
+        self.added.append(row)
+
+
+class Ids:
+    """Row ids as a snapshot holds them (16 bytes a row), made into UUIDs only when asked."""
+
+    def __init__(self, raw: bytes):
+        self.raw = raw
+        self.base = len(raw) // 16
+        self.added: list[uuid.UUID] = []
+
+    def __len__(self) -> int:
+        return self.base + len(self.added)
+
+    def __getitem__(self, i) -> uuid.UUID:
+        i = int(i)
+        if i >= self.base:
+            return self.added[i - self.base]
+        return uuid.UUID(bytes=self.raw[16 * i : 16 * i + 16])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def append(self, key: uuid.UUID) -> None:
+        self.added.append(key)
+
+
+class Positions:
+    """Slot of each row id (search.py's `_ScopeCopy.pos`), built on first use from the ids'
+    bytes: a copy read from a snapshot and never written to never builds it."""
+
+    def __init__(self, ids: Ids):
+        self.ids = ids
+        self._slots: dict[bytes, int] | None = None
+
+    def _map(self) -> dict[bytes, int]:
+        if self._slots is None:
+            raw = self.ids.raw
+            self._slots = {raw[i : i + 16]: i // 16 for i in range(0, len(raw), 16)}
+            for i, key in enumerate(self.ids.added, self.ids.base):
+                self._slots[key.bytes] = i
+        return self._slots
+
+    def __getitem__(self, key: uuid.UUID) -> int:
+        return self._map()[key.bytes]
+
+    def __setitem__(self, key: uuid.UUID, slot: int) -> None:
+        self._map()[key.bytes] = slot
+
+    def __contains__(self, key: uuid.UUID) -> bool:
+        return key.bytes in self._map()
+
+    def get(self, key: uuid.UUID, default=None):
+        return self._map().get(key.bytes, default)
+
+    def pop(self, key: uuid.UUID, default=None):
+        return self._map().pop(key.bytes, default)
 
 
 def _ragged(rows, vocabulary: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +195,7 @@ def encode(copy) -> tuple[dict, dict[str, np.ndarray]]:
     n = copy.n
     index_meta, index_arrays = copy.keyword.base.state()
     vocabulary = copy.keyword.base.vocabulary
-    tokens = list(copy.tokens) if isinstance(copy.tokens, Tokens) else copy.tokens
+    tokens = list(copy.tokens) if isinstance(copy.tokens, Ragged) else copy.tokens
     token_flat, token_ends = _ragged(tokens, vocabulary)
     ref_names: dict[str, int] = {}
     for refs in copy.refs:
@@ -149,7 +214,12 @@ def encode(copy) -> tuple[dict, dict[str, np.ndarray]]:
         "index": index_meta,
     }
     arrays = {
-        "ids": np.frombuffer(b"".join(key.bytes for key in copy.ids), np.uint8).reshape(n, 16),
+        "ids": np.frombuffer(
+            copy.ids.raw
+            if isinstance(copy.ids, Ids) and not copy.ids.added
+            else b"".join(key.bytes for key in copy.ids),
+            np.uint8,
+        ).reshape(n, 16),
         "vectors": copy.vectors[:n],
         "token_flat": token_flat,
         "token_ends": token_ends,
@@ -167,27 +237,28 @@ class Decoded:
 
     n: int
     dims: int
-    ids: list[uuid.UUID]
+    ids: Ids
     vectors: np.ndarray
     columns: dict[str, np.ndarray]
     namespaces: list[str]
     personas: list[str]
     blocks: dict[tuple[bool, int], tuple[int, int]]
-    tokens: Tokens
-    refs: list[tuple[str, ...]]
+    tokens: Ragged
+    refs: Ragged
     by_entity: dict[str, list[int]]
     index: retrieval.BM25Index
 
 
 def decode(meta: dict, arrays: dict[str, np.ndarray]) -> Decoded:
+    """A copy's state from `unpack`'s arrays. The vectors stay a view of the opened snapshot
+    (no copy: read-only, a write grows them into a new array); ids, tokens and entity refs
+    become Python values only for the rows asked for."""
     n, dims = int(meta["n"]), int(meta["dims"])
     ids = arrays["ids"]
     vectors = arrays["vectors"]
     if ids.shape != (n, 16) or vectors.shape != (n, dims) or vectors.dtype != np.float32:
         raise ValueError("A snapshot's ids or vectors do not match its size.")
-    raw = ids.tobytes()
-    keys = [uuid.UUID(bytes=raw[i : i + 16]) for i in range(0, 16 * n, 16)]
-    columns = {name: arrays[f"column_{name}"] for name in COLUMNS}
+    columns = {name: arrays[f"column_{name}"].copy() for name in COLUMNS}
     if any(len(column) != n for column in columns.values()):
         raise ValueError("A snapshot's columns do not match its size.")
     index = retrieval.BM25Index.from_state(
@@ -200,25 +271,15 @@ def decode(meta: dict, arrays: dict[str, np.ndarray]) -> Decoded:
     token_ends = arrays["token_ends"]
     if len(token_ends) != n or index.size != n:
         raise ValueError("A snapshot's tokens do not match its size.")
-    tokens = Tokens(meta["index"]["vocabulary"], arrays["token_flat"], token_ends)
-    # Entity refs: rows mostly share a few combinations, made into tuples once each.
+    tokens = Ragged(meta["index"]["vocabulary"], arrays["token_flat"], token_ends)
     names = meta["refs"]
     flat, ends = arrays["ref_flat"], arrays["ref_ends"]
     if len(ends) != n:
         raise ValueError("A snapshot's entity refs do not match its size.")
-    starts = np.concatenate([[0], ends[:-1]]) if n else ends
-    made: dict[bytes, tuple[str, ...]] = {}
-    refs = []
-    flat_list = flat.tolist()
-    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-        key = flat[lo:hi].tobytes()
-        found = made.get(key)
-        if found is None:
-            found = made[key] = tuple(names[j] for j in flat_list[lo:hi])
-        refs.append(found)
+    refs = Ragged(names, flat, ends, kind=tuple)
     by_entity: dict[str, list[int]] = defaultdict(list)
     if len(flat):
-        slots = np.repeat(np.arange(n), np.diff(np.concatenate([[0], ends])))
+        slots = np.repeat(np.arange(n), np.diff(ends, prepend=0))
         order = np.argsort(flat, kind="stable")
         bounds = np.flatnonzero(np.diff(flat[order])) + 1
         for group in np.split(order, bounds):
@@ -226,7 +287,7 @@ def decode(meta: dict, arrays: dict[str, np.ndarray]) -> Decoded:
     return Decoded(
         n=n,
         dims=dims,
-        ids=keys,
+        ids=Ids(ids.tobytes()),
         vectors=vectors,
         columns=columns,
         namespaces=list(meta["namespaces"]),
@@ -240,16 +301,43 @@ def decode(meta: dict, arrays: dict[str, np.ndarray]) -> Decoded:
 
 
 def pack(meta: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """The meta (JSON, as a uint8 array) then every array, each in the .npy format, one after
+    another (`np.lib.format`, allow_pickle=False: plain dtypes only)."""
     buffer = io.BytesIO()
-    meta_bytes = np.frombuffer(json.dumps(meta, separators=(",", ":")).encode(), np.uint8)
-    np.savez(buffer, meta=meta_bytes, **arrays)
+    meta = {**meta, "arrays": list(arrays)}
+    header = np.frombuffer(json.dumps(meta, separators=(",", ":")).encode(), np.uint8)
+    for array in (header, *arrays.values()):
+        np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
     return buffer.getvalue()
 
 
+def _read(view: memoryview, at: int) -> tuple[np.ndarray, int]:
+    """The .npy array at `at` as a view of `view` (no copy), and where the next one starts."""
+    stream = io.BytesIO(view[at : at + 4096])
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+    elif version == (2, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+    else:
+        raise ValueError("A snapshot array has an unknown .npy version.")
+    if dtype.hasobject or fortran:
+        raise ValueError("A snapshot array holds objects.")  # never unpickled
+    count = math.prod(shape)
+    start = at + stream.tell()
+    array = np.frombuffer(view, dtype=dtype, count=count, offset=start).reshape(shape)
+    return array, start + count * dtype.itemsize
+
+
 def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as saved:
-        arrays = {name: saved[name] for name in saved.files}
-    meta = json.loads(arrays.pop("meta").tobytes())
+    view = memoryview(data)
+    header, at = _read(view, 0)
+    meta = json.loads(header.tobytes())
+    arrays = {}
+    for name in meta.pop("arrays"):
+        arrays[name], at = _read(view, at)
+    if at != len(data):
+        raise ValueError("A snapshot has bytes after its arrays.")
     return meta, arrays
 
 
@@ -267,9 +355,11 @@ class Stored:
 def read(scope: str, *, generation: int, epoch: int) -> Stored | None:
     """The scope's snapshot if it can stand for the scope's rows at (generation, epoch) once
     caught up; None when there is none, or it is stale, foreign or unreadable (build from rows)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, generation, epoch, data FROM memory_snapshots WHERE scope = %s", [scope]
+    with _cursor() as cursor:
+        _execute(
+            cursor,
+            "SELECT id, generation, epoch, data FROM memory_snapshots WHERE scope = %s",
+            [scope],
         )
         row = cursor.fetchone()
     if row is None:
@@ -288,7 +378,7 @@ def read(scope: str, *, generation: int, epoch: int) -> Stored | None:
         meta, arrays = unpack(plain)
         if meta.get("signature") != signature() or meta.get("scope") != scope:
             return None
-    except (crypto.DecryptionError, ValueError, KeyError, OSError, zipfile.BadZipFile):
+    except (crypto.DecryptionError, ValueError, KeyError, OSError):
         logger.warning("A search snapshot could not be read; the copy is built from its rows.")
         return None
     return Stored(saved_generation, saved_epoch, meta, arrays)
@@ -339,13 +429,44 @@ def write(copy) -> bool:
         copy.epoch,
     ]
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(sql, params)
+        with transaction.atomic(), _cursor() as cursor:
+            _execute(cursor, sql, params)
             return cursor.rowcount > 0
-    except DatabaseError:
+    except _ERRORS:
         # A cache: a search never fails for want of one (the next build writes it).
         logger.warning("A search snapshot could not be written.", exc_info=True)
         return False
+
+
+def _cursor():
+    """A cursor for the one large value. On PostgreSQL a psycopg cursor binding on the server,
+    so the value travels as binary: Django's cursors inline parameters into the SQL text, which
+    doubles a bytea (hex) and had the server parse a 340 MB literal (12 s at 100k memories)."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    import psycopg
+
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+def _execute(cursor, sql: str, params: list) -> None:
+    if connection.vendor == "postgresql":
+        # Results in binary too: a bytea comes back as its bytes, not as hex text to decode.
+        cursor.execute(sql, params, binary=True)
+    else:
+        cursor.execute(sql, params)
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - SQLite-only installs
+        return (DatabaseError,)
+    return (DatabaseError, psycopg.Error)
+
+
+_ERRORS = _errors()
 
 
 def delete(scope: str) -> None:
