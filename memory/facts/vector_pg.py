@@ -34,7 +34,7 @@ import logging
 import math
 import threading
 import weakref
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -322,17 +322,30 @@ def pending_scopes() -> int:
         return cursor.fetchone()[0]
 
 
-def _catch_up(scope: str) -> None:
+def _catch_up(scope: str) -> tuple | None:
+    """Sync the scope if its columns are behind; returns what identifies its rows' state
+    (generation, epoch, key), or None for a scope with no row."""
     kid, _ = _key()
     with connections[ALIAS].cursor() as cursor:
         cursor.execute(
-            "SELECT generation = vector_generation AND epoch = vector_epoch AND vector_key = %s "
-            "FROM memory_scopes WHERE scope = %s",
+            "SELECT generation = vector_generation AND epoch = vector_epoch AND vector_key = %s, "
+            "generation, epoch FROM memory_scopes WHERE scope = %s",
             [kid, scope],
         )
         row = cursor.fetchone()
-    if row is not None and not row[0]:
+    if row is None:
+        return None
+    if not row[0]:
         sync_scope(scope)
+    return row[1], row[2], kid
+
+
+# BM25's statistics of a scope (live rows, their total length) by the state they were counted
+# at: they change only with the scope's generation, so each process counts once per change
+# instead of aggregating the scope on every search (15 ms at 10k).
+_STATS_SIZE = 10_000
+_stats: OrderedDict = OrderedDict()
+_stats_lock = threading.Lock()
 
 
 # --- Search -------------------------------------------------------------------------------------
@@ -421,7 +434,7 @@ def search_scope(
     from memory.facts import search as s
     from memory.facts.models import Memory
 
-    _catch_up(scope)
+    state = _catch_up(scope)
     where, params = _filters(
         scope, prefix=prefix, types=types, persona=persona, confirmed=confirmed, at=at
     )
@@ -488,12 +501,16 @@ def search_scope(
             "WHERE scope = %s AND status = 'active' AND search_terms && %s::text[]"
         )
         part_params += ([q] if q else []) + [scope, hashed]
-        parts.append(
-            "SELECT 0, NULL, NULL, count(*), coalesce(sum(search_length), 0), NULL, NULL, NULL, "
-            "NULL, NULL, NULL, NULL, NULL, NULL FROM memories "
-            "WHERE scope = %s AND status = 'active'"
-        )
-        part_params.append(scope)
+        with _stats_lock:
+            stats = _stats.get(scope)
+        if stats is None or state is None or stats[0] != state:
+            stats = None
+            parts.append(
+                "SELECT 0, NULL, NULL, count(*), coalesce(sum(search_length), 0), NULL, NULL, "
+                "NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM memories "
+                "WHERE scope = %s AND status = 'active'"
+            )
+            part_params.append(scope)
     if q:
         parts.append(
             "SELECT * FROM (SELECT 2, id, NULL::text[], NULL::integer, "
@@ -514,9 +531,17 @@ def search_scope(
                 _ef_search(connection, cursor, max(EF_SEARCH, take))
             cursor.execute(" UNION ALL ".join(parts), part_params)
             size = total = 0
+            if hashed and stats is not None:
+                size, total = stats[1]
             for row in cursor.fetchall():
                 if row[0] == 0:
                     size, total = row[3], row[4]
+                    if state is not None:
+                        with _stats_lock:
+                            _stats[scope] = (state, (size, total))
+                            _stats.move_to_end(scope)
+                            while len(_stats) > _STATS_SIZE:
+                                _stats.popitem(last=False)
                 elif row[0] == 1:
                     matched.append(row)
                 else:
