@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0022_pgvector_search_columns'),
+        ('memory', '0023_person_name_bound_to_its_row'),
     ]
 
     operations = [
