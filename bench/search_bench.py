@@ -389,30 +389,67 @@ def clara_measure(args, vendor: str) -> dict:
                 **corpus.clara_filter(q),
             )
 
-        # Cold: the first search of the scope in this process builds its copy from the database.
-        cold, cold_cpu = [], []
+        scope = store.SEP.join(prefix[:2])
+        # Snapshots of copies (memory/facts/snapshots.py): modules from before them have none.
+        snapshots = getattr(search, "snapshots", None)
+
+        def drop_snapshot():
+            if snapshots is not None:
+                with connection.cursor() as cursor:
+                    cursor.execute("DELETE FROM memory_snapshots WHERE scope = %s", [scope])
+
+        # Cold: the first search of the scope in this process. The first repeat builds the copy
+        # from the rows (and writes its snapshot); the others read the snapshot, as another
+        # process's first search would.
+        cold, cold_cpu, from_snapshot, from_snapshot_cpu = [], [], [], []
         for r in range(args.cold_repeats):
             search.clear_cache()
+            if r == 0:
+                drop_snapshot()
             gc.collect()
             began, began_cpu = time.perf_counter(), time.process_time()
             search_call(r)()
-            cold.append((time.perf_counter() - began) * 1000)
-            cold_cpu.append((time.process_time() - began_cpu) * 1000)
+            wall = (time.perf_counter() - began) * 1000
+            cpu = (time.process_time() - began_cpu) * 1000
+            if r == 0 or snapshots is None:
+                cold.append(wall)
+                cold_cpu.append(cpu)
+            else:
+                from_snapshot.append(wall)
+                from_snapshot_cpu.append(cpu)
+            if r == 0 and snapshots is not None:
+                # What writing the snapshot cost (it was written inside the search just timed).
+                copy = search._copies[scope]
+                began = time.perf_counter()
+                payload = snapshots.pack(*snapshots.encode(copy))
+                packed = time.perf_counter()
+                snapshots.write(copy)
+                row["snapshot_write_ms"] = {
+                    "pack": round((packed - began) * 1000, 1),
+                    "seal_and_store": round((time.perf_counter() - packed) * 1000, 1),
+                }
+                row["snapshot_mb"] = round(len(payload) / 2**20, 1)
         row["cold_ms"] = [round(c, 1) for c in cold]
         row["cold_cpu_ms"] = [round(c, 1) for c in cold_cpu]
+        row["snapshot_ms"] = [round(c, 1) for c in from_snapshot]
+        row["snapshot_cpu_ms"] = [round(c, 1) for c in from_snapshot_cpu]
         row["cold_load"] = loadavg()
-        # Where a cold build goes: reading the rows (ORM objects, keyword tokens), then the
-        # arrays, of which the BM25 index (rebuilt whole after any write, too).
-        scope = store.SEP.join(prefix[:2])
+        # Where a cold build from rows goes: reading the rows (ORM objects, keyword tokens),
+        # then the arrays, of which the BM25 index (rebuilt whole after any write, too).
         with connection.cursor() as cursor:
             cursor.execute("SELECT generation, epoch FROM memory_scopes WHERE scope = %s", [scope])
             generation, epoch = cursor.fetchone()
         probe = search._ScopeCopy(scope)
+        if snapshots is not None:
+            probe._restore = lambda: False  # from the rows, and nothing written
+            probe_write, snapshots.write = snapshots.write, lambda copy: False
         began = time.perf_counter()
         probe.refresh(generation, epoch)
         read = time.perf_counter()
         probe.arrays()
         built = time.perf_counter()
+        if snapshots is not None:
+            snapshots.write = probe_write
         if hasattr(probe, "tokens"):  # the copy keeps its rows' tokens, not the rows
             search.retrieval.BM25Index(probe.tokens)
         else:
@@ -512,7 +549,8 @@ def clara_measure(args, vendor: str) -> dict:
                 out["rounds"].append({"round": round_ + 1, "impl": name, "size": size, **row})
                 log(
                     f"clara-{vendor} {size:,} [{name}, round {round_ + 1}]: first search "
-                    f"{row['cold_ms']} ms (CPU {row['cold_cpu_ms']} ms, load {row['cold_load']})"
+                    f"{row['cold_ms']} ms (CPU {row['cold_cpu_ms']} ms, load {row['cold_load']}); "
+                    f"from the snapshot {row['snapshot_ms']} ms (CPU {row['snapshot_cpu_ms']} ms)"
                 )
                 if name == "current":
                     out["sizes"][size].update(row)
@@ -771,6 +809,21 @@ def fmt(value: float) -> str:
     return f"{value:.3f}" if value < 10 else f"{value:.1f}"
 
 
+def snapshot_cells(row: dict) -> str:
+    """The first search from a snapshot, and the snapshot's size and cost, as table cells."""
+    if not row.get("snapshot_ms"):
+        return "— | —"
+    first = ", ".join(
+        f"{fmt(w)} ({fmt(c)})"
+        for w, c in zip(row["snapshot_ms"], row["snapshot_cpu_ms"], strict=True)
+    )
+    write = row.get("snapshot_write_ms") or {}
+    return (
+        f"{first} | {row.get('snapshot_mb', '—')}; "
+        f"{fmt(write.get('pack', math.nan))} / {fmt(write.get('seal_and_store', math.nan))}"
+    )
+
+
 def report(args, results: list[dict], meta: dict) -> str:
     sizes = args.sizes
     by = {r["store"]: r for r in results}
@@ -841,8 +894,9 @@ def report(args, results: list[dict], meta: dict) -> str:
         "clear_cache), search right after one write (catch-up), and CPU time of a warm search:",
         "",
         "| Clara on | size | first search ms | of which: read rows / arrays (BM25) | "
+        "first search from the snapshot ms (CPU) | snapshot MB; pack / seal and store ms | "
         "after a write ms | warm p50 CPU ms | load |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name in ("clara-sqlite", "clara-postgres"):
         for s in sizes:
@@ -854,6 +908,7 @@ def report(args, results: list[dict], meta: dict) -> str:
                 f"| {name[6:]} | {s:,} | {', '.join(fmt(c) for c in row['cold_ms'])} | "
                 f"{fmt(split['read_rows'])} / {fmt(split['arrays'])} "
                 f"({fmt(split['of_which_bm25'])}) | "
+                f"{snapshot_cells(row)} | "
                 f"{fmt(row['after_write_ms'])} | {fmt(row['warm']['cpu_p50'])} | "
                 f"{row['warm']['load']} |"
             )
@@ -896,9 +951,9 @@ def report(args, results: list[dict], meta: dict) -> str:
             f"Before/after, alternated round by round in this run ({name[6:]}; current = the "
             f"working tree, {args.baseline} = the baseline):",
             "",
-            "| round | version | size | first search ms (CPU ms) | warm p50 ms (CPU) | "
-            "after a write ms | load |",
-            "|---:|---|---:|---:|---:|---:|---:|",
+            "| round | version | size | first search ms (CPU ms) | from the snapshot ms (CPU) "
+            "| warm p50 ms (CPU) | after a write ms | load |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|",
         ]
         for r in rounds:
             first = ", ".join(
@@ -906,9 +961,13 @@ def report(args, results: list[dict], meta: dict) -> str:
             )
             warm = f"{fmt(r['warm']['p50'])} ({fmt(r['warm']['cpu_p50'])})" if "warm" in r else "—"
             after = fmt(r["after_write_ms"]) if "after_write_ms" in r else "—"
+            snap = ", ".join(
+                f"{fmt(w)} ({fmt(c)})"
+                for w, c in zip(r.get("snapshot_ms", []), r.get("snapshot_cpu_ms", []), strict=True)
+            )
             lines.append(
-                f"| {r['round']} | {r['impl']} | {int(r['size']):,} | {first} | {warm} | {after} | "
-                f"{r['cold_load']} |"
+                f"| {r['round']} | {r['impl']} | {int(r['size']):,} | {first} | {snap or '—'} | "
+                f"{warm} | {after} | {r['cold_load']} |"
             )
 
     lines += ["", "Targets (issue 19, item 3):"]

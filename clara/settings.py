@@ -457,6 +457,10 @@ CLARA_MEANING_CACHE_SIZE = env_int("CLARA_MEANING_CACHE_SIZE", 512)
 # past this estimate (measured ~6.5 KB a memory, its vector included) the least recently searched
 # scopes are dropped: 256 MB holds ~40k memories, e.g. 400 people with 100 each.
 CLARA_SEARCH_MEMORY_MB = env_int("CLARA_SEARCH_MEMORY_MB", 256)
+# A scope with at least this many live memories keeps a snapshot of its built search copy in the
+# database (memory/facts/snapshots.py, encrypted): another process's first search of it reads
+# one value instead of opening every row. Smaller scopes build from their rows as fast.
+CLARA_SEARCH_SNAPSHOT_MIN_ROWS = env_int("CLARA_SEARCH_SNAPSHOT_MIN_ROWS", 200)
 # Where long-term search runs (memory/facts/vector_pg.py, docs/deploy.md): `inprocess` (each
 # process's copies, above), `pgvector` (PostgreSQL's HNSW index; needs the extension, and keeps
 # keyed-rotated vectors and keyed keyword tokens in the database) or `auto` (pgvector when the

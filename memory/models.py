@@ -39,6 +39,7 @@ from memory.facts.models import (  # noqa: F401
     Commitment,
     Memory,
     MemoryScope,
+    MemorySnapshot,
     MemoryType,
     PersonNotes,
 )

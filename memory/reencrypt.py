@@ -50,6 +50,9 @@ _ENCRYPTED_FIELDS = (
 )
 
 BATCH_SIZE = 1000
+# Tables whose rows are large, read a few at a time: a search snapshot holds a whole scope's
+# vectors (150 MB at 100k memories, memory/facts/snapshots.py).
+_BATCH_LIMITS = {"memory_snapshots": 1}
 
 
 @dataclass
@@ -241,8 +244,10 @@ def _sweep(
     ring = crypto.keyring()
     quote = connection.ops.quote_name
     counts: list[ColumnCount] = []
+    all_batch_size = batch_size
     for model, fields in encrypted_models(all_models):
         table = model._meta.db_table
+        batch_size = min(all_batch_size, _BATCH_LIMITS.get(table, all_batch_size))
         pk = model._meta.pk.column
         # A fingerprint is made from the original message: read it alongside.
         columns = [f.column for f in fields]

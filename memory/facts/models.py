@@ -181,6 +181,40 @@ class MemoryScope(models.Model):
         return f"{self.scope} @ {self.generation}"
 
 
+class MemorySnapshot(models.Model):
+    """A scope's search copy as it was built (memory/facts/snapshots.py): its arrays serialised
+    and encrypted as one value, bound to this row, so a process's first search of the scope
+    reads one value instead of opening and tokenising every row, then catches up by revision.
+
+    A cache of what the scope's rows already hold, never the only copy: deleted with the scope
+    (erasure), with the person, whenever rows are deleted from the scope (forgetting), and
+    rewritten by `rotate_keys`; a snapshot that is stale or does not open is rebuilt from rows.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    scope = models.OneToOneField(
+        MemoryScope, on_delete=models.CASCADE, related_name="snapshot", db_column="scope"
+    )
+    # Whose memories it holds (null for an organisation's own scope): it goes with the person.
+    person = models.ForeignKey(
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
+    # The scope's generation and epoch the copy was built at.
+    generation = models.BigIntegerField()
+    epoch = models.BigIntegerField()
+    data = EncryptedBinaryField()
+
+    class Meta:
+        db_table = "memory_snapshots"
+
+    def __str__(self) -> str:
+        return f"snapshot {self.scope_id} @ {self.generation}"
+
+
 class PersonNotes(models.Model):
     """The companion's status notes about a person (`update_status`): each field with its time.
 

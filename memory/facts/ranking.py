@@ -165,6 +165,35 @@ class BM25Index:
         # The "plus one" idf (Lucene's): never negative, so a very common word still counts a little.
         self.idf = np.log(1 + (self.size - df + 0.5) / (df + 0.5)).astype(np.float32)
 
+    # The arrays `state` gives and `from_state` takes back (memory/facts/snapshots.py).
+    STATE_ARRAYS = ("lengths", "_docs", "_weights", "df", "_starts", "idf")
+
+    def state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """(plain values, arrays) that make this index again without its documents: the
+        vocabulary in term-id order, the parameters, and the postings as they are."""
+        meta = {
+            "k1": self.k1,
+            "b": self.b,
+            "size": self.size,
+            "avg": self.avg,
+            "vocabulary": list(self.vocabulary),
+        }
+        return meta, {name.lstrip("_"): getattr(self, name) for name in self.STATE_ARRAYS}
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> BM25Index:
+        """The index `state` described, bit for bit, with no tokenising and no counting."""
+        index = cls.__new__(cls)
+        index.k1, index.b = float(meta["k1"]), float(meta["b"])
+        index.size, index.avg = int(meta["size"]), float(meta["avg"])
+        vocabulary = meta["vocabulary"]
+        index.vocabulary = dict(zip(vocabulary, range(len(vocabulary)), strict=True))
+        for name in cls.STATE_ARRAYS:
+            setattr(index, name, arrays[name.lstrip("_")])
+        if len(index.lengths) != index.size or len(index._starts) != len(vocabulary) + 1:
+            raise ValueError("The index's arrays do not match its size or vocabulary.")
+        return index
+
     def __len__(self) -> int:
         return self.size
 

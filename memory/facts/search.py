@@ -38,6 +38,7 @@ from django.utils import timezone
 from memory.core.embeddings import blas_threads, get_embedder
 from memory.core.errors import Invalid
 from memory.facts import ranking as retrieval
+from memory.facts import snapshots
 from memory.facts.models import Memory, MemoryType
 from memory.facts.store import SEP, namespace_prefix_validate
 
@@ -79,9 +80,10 @@ class _Keywords:
     one row's postings instead of a rebuild. Slots a later write replaced stay in the index;
     the copy's masks exclude them. Rebuilt with the copy once the added rows pass a share."""
 
-    def __init__(self, docs: list[list[str]]):
-        self.base = retrieval.BM25Index(docs)
-        self.base_size = len(docs)
+    def __init__(self, docs: list[list[str]], *, index: retrieval.BM25Index | None = None):
+        # `index`: one made already (a snapshot's), instead of indexing `docs`.
+        self.base = index if index is not None else retrieval.BM25Index(docs)
+        self.base_size = self.base.size
         self.added = 0
         # term -> [(slot after the base, precomputed tf weight)]
         self.postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
@@ -225,7 +227,11 @@ def _load_records(scope: str) -> list[tuple]:
                 tuple(refs or ()),
             )
         )
-    return out
+    # In id order (time order: uuid7), the order a copy that caught up keeps them in, so rows
+    # that tie in a ranking come out the same in every process and on either database. Sorted
+    # here: in SQL the database would sort every selected column, ciphertexts included.
+    keys = np.frombuffer(b"".join(record[0].bytes for record in out), dtype="V16")
+    return [out[i] for i in np.argsort(keys, kind="stable")] if len(out) > 1 else out
 
 
 class _Rows:
@@ -312,7 +318,8 @@ class _ScopeCopy:
             self._reload = True
             self._pending = {}
         else:
-            for memory in Memory.objects.filter(scope=self.scope, revision__gt=self.generation):
+            changed = Memory.objects.filter(scope=self.scope, revision__gt=self.generation)
+            for memory in changed.order_by("id"):
                 self._pending[memory.id] = memory if memory.status == Memory.Status.ACTIVE else None
         self.generation, self.epoch = generation, epoch
 
@@ -320,15 +327,60 @@ class _ScopeCopy:
         if not self._reload and not self._pending:
             return
         self.derived = {}
-        if self._reload:
+        built = False
+        if self._reload and not self._restore():
             self._build(_load_records(self.scope), {})
-        else:
+            built = True
+        if self._pending:
             limit = max(256, (self.n - self.retired) // 10)
             if self.retired + len(self._pending) + self.keyword.added > limit or not self._patch():
                 self._rebuild()
+                built = True
         self._reload = False
         self._pending = {}
         self._nbytes = int(self._vectors.nbytes) + self.n * ROW_BYTES
+        if built:
+            # Another process's first search of this scope reads this instead of every row.
+            snapshots.write(self)
+
+    def _restore(self) -> bool:
+        """The copy from the scope's snapshot (memory/facts/snapshots.py), with the rows written
+        since it was taken pending; False (build from rows) when there is no usable one."""
+        stored = snapshots.read(self.scope, generation=self.generation, epoch=self.epoch)
+        if stored is None:
+            return False
+        try:
+            state = snapshots.decode(stored.meta, stored.arrays)
+        except (ValueError, KeyError, TypeError):
+            return False
+        if state.dims != 1 and state.dims != get_embedder().dim:
+            return False  # made with another embedding model: its vectors compare with nothing
+        n = state.n
+        self.base = self.n = n
+        self.retired = 0
+        self.memories = _Rows(self)
+        self.ids = state.ids
+        self.pos = snapshots.Positions(state.ids)
+        self.tokens = state.tokens
+        self.refs = state.refs
+        self.by_entity = state.by_entity
+        self.blocks = state.blocks
+        self.dims = state.dims
+        self.namespaces = state.namespaces
+        self._ns_codes = {ns: i for i, ns in enumerate(self.namespaces)}
+        self.personas = state.personas
+        self.persona_codes = {persona: i for i, persona in enumerate(self.personas)}
+        # The vectors as the snapshot holds them (read-only, no copy); the first write grows
+        # them and the columns into new arrays (_patch).
+        self._vectors = state.vectors
+        self._columns = dict(state.columns)
+        self._columns["alive"] = np.ones(n, bool)
+        self.keyword = _Keywords([], index=state.index)
+        self._views()
+        changed = Memory.objects.filter(scope=self.scope, revision__gt=stored.generation)
+        for memory in changed.order_by("id"):
+            self._pending[memory.id] = memory if memory.status == Memory.Status.ACTIVE else None
+        return True
 
     @property
     def nbytes(self) -> int:
@@ -337,27 +389,24 @@ class _ScopeCopy:
         return self._nbytes + len(self.memories.loaded) * MEMORY_BYTES
 
     def _rebuild(self) -> None:
-        """Live slots in their order (a changed row where its old version was, as a fresh load
-        keeps it), then the new rows: a build from the copy's own arrays, no read."""
-        records: list[tuple] = []
-        loaded: dict[int, Memory] = {}
+        """The live rows, changed ones in their new version, and the new rows, in id order as
+        a fresh load reads them: a build from the copy's own arrays, no read."""
+        rows: list[tuple[tuple, Memory | None]] = []
         pending = dict(self._pending)
         for i in np.flatnonzero(self.alive):
             key = self.ids[i]
             if key in pending:
                 memory = pending.pop(key)
                 if memory is not None:
-                    loaded[len(records)] = memory
-                    records.append(_record(memory))
+                    rows.append((_record(memory), memory))
                 continue
-            if i in self.memories.loaded:
-                loaded[len(records)] = self.memories.loaded[i]
-            records.append(self._slot_record(int(i)))
+            rows.append((self._slot_record(int(i)), self.memories.loaded.get(i)))
         for memory in pending.values():
             if memory is not None:
-                loaded[len(records)] = memory
-                records.append(_record(memory))
-        self._build(records, loaded)
+                rows.append((_record(memory), memory))
+        rows.sort(key=lambda row: row[0][0])
+        loaded = {i: memory for i, (_, memory) in enumerate(rows) if memory is not None}
+        self._build([record for record, _ in rows], loaded)
 
     def _slot_record(self, i: int) -> tuple:
         persona = self.personas[self.persona_code[i]] if self.persona_code[i] >= 0 else None
@@ -509,7 +558,8 @@ class _ScopeCopy:
                 continue
             i = self.n
             if i == len(self._vectors):
-                grown = max(16, i * 2)
+                # Room for an eighth more: a copy is rebuilt before a tenth of it has changed.
+                grown = i + max(16, i // 8)
                 self._vectors = np.resize(self._vectors, (grown, self.dims))
                 for name in self._columns:
                     self._columns[name] = np.resize(self._columns[name], grown)

@@ -33,7 +33,7 @@ from memory.conversations.models import (
     Person,
 )
 from memory.core.errors import Conflict, Invalid, NotFound
-from memory.facts import vector_pg
+from memory.facts import snapshots, vector_pg
 from memory.facts.models import Memory, MemoryScope, MemoryType
 from memory.facts.namespaces import (  # noqa: F401 - the store's names, used by its callers
     CHARS_PER_TOKEN,
@@ -135,6 +135,9 @@ def _bump_scope(scope: str, *, reset: bool = False) -> int:
             [scope, time.time_ns() // 1000, int(reset)],
         )
         generation = cursor.fetchone()[0]
+    if reset:
+        # A snapshot of the copy holds the rows about to be deleted: it goes with them.
+        snapshots.delete(scope)
     # PostgreSQL's search columns follow once this write commits (memory/facts/vector_pg.py).
     vector_pg.after_write(scope)
     return generation

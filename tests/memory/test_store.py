@@ -14,7 +14,7 @@ from memory.conversations import services
 from memory.core.errors import Conflict, Invalid, NotFound
 from memory.facts import notes as person_notes
 from memory.facts import search, store
-from memory.models import Alert, Memory, Person, PersonNotes, Session
+from memory.models import Alert, Memory, MemorySnapshot, Person, PersonNotes, Session
 
 pytestmark = pytest.mark.django_db
 
@@ -346,7 +346,8 @@ def _rows_referring_to(person_id: uuid.UUID) -> dict[str, int]:
     return found
 
 
-def test_erasing_a_person_leaves_no_row_that_refers_to_them(person):
+def test_erasing_a_person_leaves_no_row_that_refers_to_them(person, settings):
+    settings.CLARA_SEARCH_SNAPSHOT_MIN_ROWS = 1  # search copies' snapshots too
     other = Person.objects.create(
         display_name="Arthur", created_at=timezone.now(), last_active_at=timezone.now()
     )
@@ -362,6 +363,9 @@ def test_erasing_a_person_leaves_no_row_that_refers_to_them(person):
         services.session_close(session_id=session.id)
         store.memory_upsert(namespace=ns(who), content="Her son is Tom", type="people")
         person_notes.notes_update(person_id=who.id, fields={"mood": "calm"})
+        search.clear_cache()
+        search.memory_search(prefix=store.person_namespace(who.id), query="son")
+    assert MemorySnapshot.objects.filter(person=person).exists()
     Alert.objects.create(
         person=person, kind="escalation", dedupe_key=f"x:{person.id}", created_at=timezone.now()
     )
@@ -375,6 +379,7 @@ def test_erasing_a_person_leaves_no_row_that_refers_to_them(person):
     assert Session.objects.filter(person=other).count() == 1
     assert Memory.objects.filter(person=other).count() == 1
     assert PersonNotes.objects.filter(person=other).count() == 1
+    assert MemorySnapshot.objects.filter(person=other).count() == 1
 
 
 def test_erasing_an_unknown_person_is_not_found():

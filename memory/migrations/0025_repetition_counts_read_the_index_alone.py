@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0023_person_name_bound_to_its_row'),
+        ('memory', '0024_memory_snapshots'),
     ]
 
     operations = [
