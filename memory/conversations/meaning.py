@@ -539,9 +539,7 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
             mood,
             True,
         )
-    sims = earlier.word_matrix @ current.word_matrix.T
-    sims[earlier.word_tokens[:, None] == current.word_tokens[None, :]] = 1.0
-    best_a, best_b = sims.max(axis=1), sims.max(axis=0)
+    sims, best_a, best_b = _word_sims(earlier, current)
     coverage = float(best_b.mean() if len(b) >= len(a) else best_a.mean())
     alignment = float(min(best_a.min(), best_b.min()))
 
@@ -577,6 +575,37 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         other_question and bool((best_a >= MATCH).any()),
         mood,
     )
+
+
+def _word_sims(
+    earlier: MessageMeaning, current: MessageMeaning
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair of words' likeness (the same canonical word: 1), and each word's best match."""
+    sims = earlier.word_matrix @ current.word_matrix.T
+    sims[earlier.word_tokens[:, None] == current.word_tokens[None, :]] = 1.0
+    return sims, sims.max(axis=1), sims.max(axis=0)
+
+
+def opposite(earlier: MessageMeaning, current: MessageMeaning) -> bool:
+    """`compare(earlier, current).opposite`, computing only that: all the repeat rule asks of a
+    pair the fingerprint rule already matched (`is_repeat`). Most such pairs have no negated
+    word and no antonym on either side, and then nothing can make them opposites."""
+    if earlier.question != current.question:
+        return False
+    a, b = earlier.words, current.words
+    flip = particles_flip(earlier.particles, current.particles)
+    if not a or not b:
+        return not a and not b and ((earlier.negations - current.negations) % 2 == 1 or flip)
+    if (
+        not flip
+        and not any(w.negated or w.opposites for w in a)
+        and not any(w.negated or w.opposites for w in b)
+    ):
+        return False
+    sims, best_a, best_b = _word_sims(earlier, current)
+    if _opposite(a, b, sims, best_a, best_b):
+        return True
+    return flip and float(min(best_a.min(), best_b.min())) >= MATCH
 
 
 def _opposite(a, b, sims: np.ndarray, best_a: np.ndarray, best_b: np.ndarray) -> bool:
@@ -739,10 +768,11 @@ def is_repeat(
     """
     if earlier is None:
         return fingerprint_match
-    comparison = compare(earlier, current)
-    if fingerprint_match and not comparison.opposite:
-        return True
-    return comparison.same_meaning(settings)
+    if fingerprint_match:
+        # A repeat unless opposites, and opposites never mean the same (`same_meaning`): the
+        # opposite check alone decides, without the rest of the comparison.
+        return not opposite(earlier, current)
+    return compare(earlier, current).same_meaning(settings)
 
 
 def count_repeats(
@@ -834,7 +864,8 @@ _decoded: collections.OrderedDict[bytes, MessageMeaning] = collections.OrderedDi
 def from_stored(data: bytes | bytearray | memoryview) -> MessageMeaning:
     """The `MessageMeaning` that `to_stored` wrote. ValueError on anything else.
 
-    A turn reads up to 40 of these: decoding is a few array views (~25 µs), and the last
+    A turn reads up to 40 of these: reading one checks its bytes and reads its sentence vector
+    (a few µs; its words, ~25 µs more, only when a comparison needs them), and the last
     `DECODED_CACHE_SIZE` decoded are kept (a meaning is immutable), so a session's next turn
     finds most of them already decoded."""
     raw = bytes(data)
@@ -859,6 +890,8 @@ def clear_caches() -> None:
 
 
 def _decode(raw: bytes) -> MessageMeaning:
+    """Check the stored bytes whole and read the sentence vector and flags; the words are read
+    when first needed (`_StoredMeaning`)."""
     if not raw or raw[0] not in (2, STORED_VERSION):
         if raw[:1] == b"\x01":
             try:
@@ -874,8 +907,7 @@ def _decode(raw: bytes) -> MessageMeaning:
     particles = rest[0] if rest else 0
     frame -= 1
     at = header.size + 2 * DIM
-    counts = raw[at + 7 * n : at + 8 * n]
-    k = sum(counts)
+    k = sum(raw[at + 7 * n : at + 8 * n])
     expected = at + 8 * n + 4 * k + DIM * n
     if len(raw) != expected:
         if len(raw) > expected:
@@ -885,40 +917,82 @@ def _decode(raw: bytes) -> MessageMeaning:
         raise ValueError(f"stored meaning frame {frame}")
     if particles >= 1 << len(PARTICLES):
         raise ValueError(f"stored meaning particles {particles}")
-    vector = np.frombuffer(raw, dtype="<f2", count=DIM, offset=header.size).astype(np.float32)
-    tokens = np.frombuffer(raw, dtype="<u4", count=n, offset=at)
-    classes = np.frombuffer(raw, dtype="<u2", count=n, offset=at + 4 * n).astype(np.int64)
-    negated = raw[at + 6 * n : at + 7 * n]
-    opposites = struct.unpack_from(f"<{k}I", raw, at + 8 * n)
-    matrix = np.frombuffer(raw, dtype=np.int8, count=n * DIM, offset=at + 8 * n + 4 * k)
-    matrix = matrix.astype(np.float32).reshape(n, DIM)
-    norms = np.sqrt(np.square(matrix).sum(axis=1, keepdims=True))
-    matrix /= np.maximum(norms, 1e-12, out=norms)
-    token_list, class_list = tokens.tolist(), classes.tolist()
-    words, start = [], 0
-    for i in range(n):
-        end = start + counts[i]
-        words.append(
-            Word(
-                token_list[i], class_list[i], bool(negated[i] & 1), opposites[start:end], matrix[i]
-            )
-        )
-        start = end
-    meaning = MessageMeaning(
-        vector=vector,
-        words=tuple(words),
+    meaning = _StoredMeaning.__new__(_StoredMeaning)
+    # Frozen: the fields go straight into the instance, as the dataclass's own __init__ does.
+    meaning.__dict__.update(
+        vector=np.frombuffer(raw, dtype="<f2", count=DIM, offset=header.size).astype(np.float32),
         question=bool(flags & 1),
         presence=bool(flags & 2),
         request=bool(flags & 4),
         negations=flags >> 4,
         frame=frame,
         particles=particles,
-    )
-    # The arrays a comparison needs, already built (cached_property reads them from here).
-    meaning.__dict__.update(
-        word_matrix=matrix, word_tokens=tokens.astype(np.uint32), word_classes=classes
+        _stored=(raw, at, n, k),
     )
     return meaning
+
+
+class _StoredMeaning(MessageMeaning):
+    """A meaning read back from `to_stored`'s bytes (already checked whole by `_decode`).
+
+    The sentence vector and flags are read at once; the words and their arrays when first
+    asked for. Most earlier messages of a session are only ever compared by their sentence
+    cosine (below `repeats.cosine_floor` the words cannot make them the same), so a turn builds
+    the words of the few that come close, not of every stored message (~25 µs each).
+    Built only by `_decode`; otherwise a `MessageMeaning` like any other."""
+
+    def _unpack(self) -> None:
+        raw, at, n, k = self.__dict__["_stored"]
+        counts = raw[at + 7 * n : at + 8 * n]
+        tokens = np.frombuffer(raw, dtype="<u4", count=n, offset=at)
+        classes = np.frombuffer(raw, dtype="<u2", count=n, offset=at + 4 * n).astype(np.int64)
+        negated = raw[at + 6 * n : at + 7 * n]
+        opposites = struct.unpack_from(f"<{k}I", raw, at + 8 * n)
+        matrix = np.frombuffer(raw, dtype=np.int8, count=n * DIM, offset=at + 8 * n + 4 * k)
+        matrix = matrix.astype(np.float32).reshape(n, DIM)
+        norms = np.sqrt(np.square(matrix).sum(axis=1, keepdims=True))
+        matrix /= np.maximum(norms, 1e-12, out=norms)
+        token_list, class_list = tokens.tolist(), classes.tolist()
+        words, start = [], 0
+        for i in range(n):
+            end = start + counts[i]
+            words.append(
+                Word(
+                    token_list[i],
+                    class_list[i],
+                    bool(negated[i] & 1),
+                    opposites[start:end],
+                    matrix[i],
+                )
+            )
+            start = end
+        # Plain attributes from now on (each name below is a non-data descriptor).
+        self.__dict__.update(
+            words=tuple(words),
+            word_matrix=matrix,
+            word_tokens=tokens.astype(np.uint32),
+            word_classes=classes,
+        )
+
+    @cached_property
+    def words(self) -> tuple[Word, ...]:  # type: ignore[override]
+        self._unpack()
+        return self.__dict__["words"]
+
+    @cached_property
+    def word_matrix(self) -> np.ndarray:
+        self._unpack()
+        return self.__dict__["word_matrix"]
+
+    @cached_property
+    def word_tokens(self) -> np.ndarray:
+        self._unpack()
+        return self.__dict__["word_tokens"]
+
+    @cached_property
+    def word_classes(self) -> np.ndarray:
+        self._unpack()
+        return self.__dict__["word_classes"]
 
 
 def _from_stored_v1(raw: bytes) -> MessageMeaning:

@@ -401,13 +401,21 @@ class RepetitionRecord(models.Model):
         indexes = [
             # Tier 1: every fingerprint of this session, in order.
             models.Index(fields=["session", "timestamp"], name="idx_repetition_session"),
-            # "Has this person asked exactly this before, in any session?"
-            models.Index(fields=["person", "fingerprint"], name="idx_repetition_user"),
+            # "Has this person asked exactly this before, in any session?" With the time and
+            # the session in the index, the per-turn count of the other sessions' last 7 days
+            # (sql.PERSON_REPEATS_BY_FINGERPRINT) reads the index alone, not each row.
+            models.Index(
+                fields=["person", "fingerprint", "timestamp", "session"],
+                name="idx_repetition_user",
+            ),
             # "How many location questions this session?"
             models.Index(fields=["session", "question_type"], name="idx_repetition_type"),
             # Tier 2: a person's questions of one type in the last 7 days (count over a range).
+            # The session last: the per-turn count leaves out this session's rows from the index
+            # alone (sql.PERSON_REPEATS_BY_TYPE), without reading each row (issue 20).
             models.Index(
-                fields=["person", "question_type", "timestamp"], name="idx_repetition_user_type"
+                fields=["person", "question_type", "timestamp", "session"],
+                name="idx_repetition_user_type",
             ),
         ]
 

@@ -30,6 +30,7 @@ fingerprint, compared under every configured key, still finds the same words).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -86,14 +87,13 @@ class _Lru:
 
 
 _analysed = _Lru(lambda: settings.CLARA_MEANING_CACHE_SIZE)
-_decoded = _Lru(lambda: DECODED_CACHE_SIZE)
 
 
 def clear_caches() -> None:
     """Forget every cached meaning, this module's and the detector's own (benchmarks time the
     cold path with it: without the detector's, an "unseen" message was a cache hit)."""
     _analysed.clear()
-    _decoded.clear()
+    _decrypted.cache_clear()
     meaning_rule.clear_caches()
 
 
@@ -149,14 +149,14 @@ def from_db(value: bytes | memoryview | None) -> MessageMeaning | None:
     """
     if value is None:
         return None
-    value = bytes(value)  # PostgreSQL gives a memoryview
-    found = _decoded.get(value)
-    if found is not None:
-        return found
-    found = decode_meaning(crypto.decrypt_bytes(value, context=MEANING_CONTEXT))
-    if found is not None:
-        _decoded.put(value, found)
-    return found
+    return _decrypted(bytes(value))  # PostgreSQL gives a memoryview
+
+
+# By ciphertext, DECODED_CACHE_SIZE of them: functools' LRU (in C, thread-safe), as a turn looks
+# up every earlier row of its session (a failure to decrypt is raised, never kept).
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+def _decrypted(value: bytes) -> MessageMeaning | None:
+    return decode_meaning(crypto.decrypt_bytes(value, context=MEANING_CONTEXT))
 
 
 def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
@@ -170,6 +170,7 @@ def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
         return None
 
 
+@functools.cache
 def cosine_floor(settings: meaning_rule.Settings = meaning_rule.DEFAULT) -> float:
     """The least sentence cosine two messages of the same meaning can have.
 
@@ -194,20 +195,15 @@ def repeat_flags(
     """For each earlier (stored fingerprint, question type, stored meaning) of the session,
     whether this message repeats it. `variants` are the message's `repetition.stored_variants`.
     """
+    by_words_of = repetition.matcher(variants, question_type)
+    if meaning is None:
+        return [by_words_of(fingerprint, earlier_type) for fingerprint, earlier_type, _ in earlier]
     floor = cosine_floor()
-    verdicts = meaning.verdicts if meaning is not None else {}
+    verdicts = meaning.verdicts
     flags = []
     for fingerprint, earlier_type, stored in earlier:
-        by_words = any(
-            repetition.is_repeat_of(
-                fingerprint_=variant,
-                question_type_=question_type,
-                earlier_fingerprint=fingerprint,
-                earlier_type=earlier_type,
-            )
-            for variant in variants
-        )
-        if meaning is None or stored is None:
+        by_words = by_words_of(fingerprint, earlier_type)
+        if stored is None:
             flags.append(by_words)
             continue
         # The same message against the same stored row gets the same verdict: /context and the

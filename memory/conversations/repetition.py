@@ -9,7 +9,7 @@ the words. Stored fingerprints are compared with `count_repeats_stored`.
 """
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from memory.conversations.models import QuestionType
 from memory.core import crypto
@@ -104,7 +104,11 @@ _TYPE_PATTERNS: list[tuple[str, list[str]]] = [
         ],
     ),
 ]
-_COMPILED = [(qtype, [re.compile(p) for p in patterns]) for qtype, patterns in _TYPE_PATTERNS]
+# Each type's patterns as one alternation (the same answer as trying them one by one).
+_COMPILED = [
+    (qtype, re.compile("|".join(f"(?:{pattern})" for pattern in patterns)))
+    for qtype, patterns in _TYPE_PATTERNS
+]
 
 # Names are capitalised in what the person wrote: "Where is Tom?", "I miss Ann".
 _NAMED_PERSON = re.compile(r"\b(?:[Ww]here(?:'s| is)|[Hh]ave you seen|I miss)\s+(?!I\b)[A-Z][a-z]+")
@@ -137,8 +141,8 @@ def question_type(message: str) -> str:
     # Case is kept for spotting names; only the phone's curly apostrophes are straightened.
     cased = message.replace("\u2019", "'").replace("\u2018", "'")
     named_person = _NAMED_PERSON.search(cased) is not None
-    for qtype, patterns in _COMPILED:
-        if any(pattern.search(text) for pattern in patterns):
+    for qtype, pattern in _COMPILED:
+        if pattern.search(text):
             if qtype == QuestionType.LOCATION and named_person:
                 return QuestionType.PERSON
             return qtype
@@ -159,6 +163,28 @@ def is_repeat_of(
     if jaccard(fingerprint_, earlier_fingerprint) > SIMILARITY_THRESHOLD:
         return True
     return question_type_ != QuestionType.GENERAL and question_type_ == earlier_type
+
+
+def matcher(variants: Sequence[str], question_type_: str) -> Callable[[str, str], bool]:
+    """`is_repeat_of` of one message against earlier rows, as a function of an earlier row's
+    (stored fingerprint, question type): true when any of `variants` (the message's
+    `stored_variants`) matches. The message's word sets are split once, not for every row (a
+    turn checks every earlier row of its session)."""
+    word_sets = [words for words in (set(variant.split()) for variant in variants) if words]
+    specific = question_type_ != QuestionType.GENERAL
+
+    def repeats(earlier_fingerprint: str, earlier_type: str) -> bool:
+        if specific and earlier_type == question_type_:
+            return True
+        if not word_sets or not earlier_fingerprint:
+            return False  # Jaccard with an empty side is 0
+        earlier = set(earlier_fingerprint.split())
+        return any(
+            len(words & earlier) / len(words | earlier) > SIMILARITY_THRESHOLD
+            for words in word_sets
+        )
+
+    return repeats
 
 
 def count_repeats(

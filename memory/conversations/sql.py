@@ -87,9 +87,21 @@ def from_db_encrypted(value: str | None, *, context: str, row=None) -> str | Non
     """An EncryptedTextField column as selected, decrypted; `row` (the row's primary key as
     selected) is compared with the row the value is bound to. DecryptionError on a wrong key,
     or on a value moved from another row."""
-    return crypto.decrypt_optional(
-        value, context=context, row=None if row is None else str(from_db_uuid(row))
-    )
+    if value is None:
+        return None
+    plain, bound = crypto.keyring().decrypt_bound(value, context=context)
+    if bound is not None and row is not None and bound != _row_text(row):
+        # Not the usual spelling of the same id: the exact check decides (and raises if moved).
+        crypto.check_row(bound, str(from_db_uuid(row)), context=context)
+    return plain
+
+
+def _row_text(row) -> str:
+    """A primary key as selected, spelled as values are bound to it (`str(uuid)`): SQLite's
+    32 hex digits dashed without parsing a UUID (a turn checks ~18 values)."""
+    if isinstance(row, str) and len(row) == 32:
+        return f"{row[:8]}-{row[8:12]}-{row[12:16]}-{row[16:20]}-{row[20:]}"
+    return str(row)
 
 
 # --- Reads -----------------------------------------------------------------------------------
@@ -133,12 +145,13 @@ PERSON_BASELINE_DISTRESS = """
 # idx_narrative_session
 SESSION_NARRATIVES = """
     SELECT narrative_id FROM narrative_usage WHERE session_id = %s ORDER BY timestamp"""
-# idx_repetition_user_type
+# idx_repetition_user_type (person, question_type, timestamp, session): the index alone answers.
 PERSON_REPEATS_BY_TYPE = """
     SELECT COUNT(*) FROM repetition_tracking
     WHERE person_id = %s AND question_type = %s AND timestamp >= %s AND session_id <> %s"""
-# idx_repetition_user. The fingerprint under each configured key (one while no rotation is under
-# way): rows keep their old key's tokens until `rotate_keys` rewrites them.
+# idx_repetition_user (person, fingerprint, timestamp, session): the index alone answers. The
+# fingerprint under each configured key (one while no rotation is under way): rows keep their old
+# key's tokens until `rotate_keys` rewrites them.
 PERSON_REPEATS_BY_FINGERPRINT = """
     SELECT COUNT(*) FROM repetition_tracking
     WHERE person_id = %s AND fingerprint IN ({fingerprints}) AND timestamp >= %s

@@ -183,6 +183,26 @@ def test_stored_bytes_round_trip_to_the_same_verdicts(meaning_of):
         assert restored.score() == pytest.approx(direct.score(), abs=0.01)
 
 
+def test_a_stored_meaning_builds_its_words_only_when_a_comparison_needs_them(meaning_of):
+    # A turn checks most earlier messages by their sentence cosine alone; building every
+    # stored message's words was a third of the per-turn read (docs/benchmarks.md, issue 20).
+    earlier = meaning_of("Where's my husband? Is he coming back soon?")
+    back = from_stored(to_stored(earlier))
+    assert "words" not in vars(back) and "word_matrix" not in vars(back)
+    assert np.abs(back.vector - earlier.vector).max() < 1e-3
+    assert back.question == earlier.question and back.frame == earlier.frame
+    lazy = compare(back, meaning_of("Where's my daughter?"))
+    assert "words" in vars(back)  # built by the comparison, then kept
+    assert [w.token for w in back.words] == [w.token for w in earlier.words]
+    assert [w.opposites for w in back.words] == [w.opposites for w in earlier.words]
+    assert back.word_matrix.shape == (len(earlier.words), meaning.DIM)
+    meaning.clear_caches()  # read the same bytes again, not the kept meaning
+    eager = from_stored(to_stored(earlier))
+    assert eager is not back
+    eager.words  # noqa: B018  (words first, then the arrays: the other order)
+    assert compare(eager, meaning_of("Where's my daughter?")) == lazy
+
+
 def test_stored_bytes_hold_no_readable_words(meaning_of):
     stored = to_stored(meaning_of("Where is my husband Gerald? He's at the allotment"))
     lowered = stored.lower()
@@ -389,6 +409,26 @@ def test_compare_many_gives_compare_s_numbers(meaning_of):
         ):
             for field in one.__dataclass_fields__:
                 assert getattr(many, field) == pytest.approx(getattr(one, field), abs=1e-5), field
+
+
+def test_the_opposite_check_alone_agrees_with_the_whole_comparison(onnx_int8):
+    # `is_repeat` of a fingerprint match asks only `opposite` (issue 20: the per-turn read);
+    # every pair of the evaluation set, both ways round, stored and read back as a turn does.
+    rows = [json.loads(line) for line in PAIRS.read_text().splitlines() if line.strip()]
+    of = {}
+    for text in {r["earlier"] for r in rows} | {r["current"] for r in rows}:
+        of[text] = analyse(text, embedder=onnx_int8)
+    opposites = 0
+    for row in rows:
+        for first, second in ((row["earlier"], row["current"]), (row["current"], row["earlier"])):
+            earlier = from_stored(to_stored(of[first]))
+            whole = compare(earlier, of[second])
+            assert meaning.opposite(earlier, of[second]) == whole.opposite, (first, second)
+            assert is_repeat(earlier, of[second], fingerprint_match=True) == (
+                whole.opposite is False
+            )
+            opposites += whole.opposite
+    assert opposites >= 20  # the set's opposites, negated and antonym, are all in there
 
 
 def test_count_repeats_is_the_sum_of_is_repeat(meaning_of):

@@ -7,6 +7,7 @@ from memory.conversations.repetition import (
     fingerprint,
     is_repeat_of,
     jaccard,
+    matcher,
     question_type,
 )
 
@@ -176,3 +177,38 @@ def test_count_repeats_counts_every_earlier_match():
 
 def test_count_repeats_of_a_first_message_is_zero():
     assert count_repeats(fingerprint_="", question_type_="location", earlier=[]) == 0
+
+
+def test_the_matcher_answers_as_is_repeat_of_for_every_variant():
+    # repeat_flags checks a turn's message against every earlier row with `matcher` (issue 20):
+    # the same answers as is_repeat_of over each of the message's variants (a key rotation
+    # gives two), for matching and unmatching words and types, empty fingerprints included.
+    texts = [
+        "Where am I?",
+        "What is this place?",
+        "Where is Tom?",
+        "Is Tom coming?",
+        "I want my blue cardigan",
+        "my blue cardigan, I want it",
+        "blue hat",
+        "What day is it?",
+        "Hello",
+        "tea, tea and more tea",
+        "more tea please and a biscuit",
+    ]
+    rows = [(fingerprint(t), question_type(t)) for t in texts]
+    for text in texts:
+        for variants in ([fingerprint(text)], [fingerprint(text), "tom"], ["", fingerprint(text)]):
+            qtype = question_type(text)
+            matches = matcher(variants, qtype)
+            for earlier_fp, earlier_type in rows:
+                expected = any(
+                    is_repeat_of(
+                        fingerprint_=variant,
+                        question_type_=qtype,
+                        earlier_fingerprint=earlier_fp,
+                        earlier_type=earlier_type,
+                    )
+                    for variant in variants
+                )
+                assert matches(earlier_fp, earlier_type) is expected, (text, earlier_fp)
