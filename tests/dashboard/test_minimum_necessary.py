@@ -88,6 +88,10 @@ NOTHING_ABOUT_A_PERSON = {
     "password_reset_done",
     "password_reset_confirm",
     "password_reset_complete",
+    # A login's own password and second factor.
+    "password_change",
+    "two_factor_manage",
+    "two_factor_replace",
 }
 POST_ONLY = {
     "alert_status",
@@ -97,6 +101,7 @@ POST_ONLY = {
     "invitation_revoke",
     "profile_memory",
     "family_contact_remove",
+    "two_factor_recovery",
 }
 
 
