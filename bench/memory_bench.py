@@ -79,6 +79,8 @@ TARGET_P99_GROWTH = 1.5
 TARGET_WRITES_PER_S = 1000.0
 TARGET_NAIVE_RATIO = 5.0
 TARGET_CONTEXT_P99_MS = 10.0
+# With the semantic repeat check analysing the turn's message (one MiniLM pass): issue 20.
+TARGET_CONTEXT_SEMANTIC_P99_MS = 15.0
 
 # What people living with dementia say to Clara, again and again.
 PHRASES = [
@@ -1988,9 +1990,10 @@ def report(results: list[dict], info: dict, fsync: dict, command: str) -> str:
     context_cold = big.get("context_cold")
     if context_cold:
         lines.append(
-            f"- context p99 ≤ {TARGET_CONTEXT_P99_MS} ms for a message not seen before (the "
-            f"analysis in the turn): {fmt(context_cold['p99_ms'], 3)} ms → "
-            f"{verdict(context_cold['p99_ms'] <= TARGET_CONTEXT_P99_MS)}"
+            f"- context p99 ≤ {TARGET_CONTEXT_SEMANTIC_P99_MS} ms for a message not seen before "
+            f"(the semantic repeat check's analysis in the turn, issue 20's allowance): "
+            f"{fmt(context_cold['p99_ms'], 3)} ms → "
+            f"{verdict(context_cold['p99_ms'] <= TARGET_CONTEXT_SEMANTIC_P99_MS)}"
         )
 
     scans = sorted({s for r in results for p in r["plans"].values() for s in p["scans"]})
