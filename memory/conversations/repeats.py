@@ -45,9 +45,9 @@ from django.conf import settings
 
 from memory.conversations import meaning as meaning_rule
 from memory.conversations import repetition
-from memory.conversations import sql as storage
 from memory.conversations.meaning import MessageMeaning
 from memory.core import crypto
+from memory.core.fields import row_text
 
 logger = logging.getLogger(__name__)
 
@@ -158,20 +158,35 @@ def from_db(value: bytes | memoryview | None, row=None) -> MessageMeaning | None
     """
     if value is None:
         return None
-    found, bound = _decrypted(bytes(value))  # PostgreSQL gives a memoryview
-    if bound is not None and row is not None and bound != storage._row_text(row):
-        # Not the usual spelling of the same id: the exact check decides (and raises if moved).
-        crypto.check_row(bound, str(storage.from_db_uuid(row)), context=MEANING_CONTEXT)
+    found, bound, as_hex, as_int = _decrypted(bytes(value))  # PostgreSQL gives a memoryview
+    # The id as SQLite selects it (32 hex digits), as PostgreSQL does (a UUID, compared by its
+    # number: UUID's own == is Python code), or as bound.
+    if (
+        bound is not None
+        and row is not None
+        and (row != as_hex if row.__class__ is str else getattr(row, "int", None) != as_int)
+        and row != bound
+    ):
+        # Not a usual spelling of the same id: the exact check decides (and raises if moved).
+        crypto.check_row(bound, row_text(row), context=MEANING_CONTEXT)
     return found
 
 
 # By ciphertext, DECODED_CACHE_SIZE of them: functools' LRU (in C, thread-safe), as a turn looks
 # up every earlier row of its session (a failure to decrypt is raised, never kept). A bound
-# ciphertext names its row, so the row it names is kept with it and checked on every read.
+# ciphertext names its row, so the row it names is kept with it, in the forms the databases
+# select it in (compared on every read without parsing the id each time).
 @functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
-def _decrypted(value: bytes) -> tuple[MessageMeaning | None, str | None]:
+def _decrypted(value: bytes) -> tuple[MessageMeaning | None, str | None, str | None, int]:
     plain, bound = crypto.keyring().decrypt_bytes_bound(value, context=MEANING_CONTEXT)
-    return decode_meaning(plain), bound
+    as_hex, as_int = None, -1  # no id's spelling, no UUID's number (nor getattr's None)
+    if bound is not None and len(bound) == 36:  # str(uuid): its other spellings, unparsed
+        try:
+            as_int = int(bound.replace("-", ""), 16)
+            as_hex = f"{as_int:032x}"
+        except ValueError:
+            pass
+    return decode_meaning(plain), bound, as_hex, as_int
 
 
 def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
