@@ -814,7 +814,9 @@ def bench_semantic(session_ids: list, n: int, rng: random.Random) -> dict:
             sid, message = rng.choice(session_ids), rng.choice(PHRASES)
             with connection.cursor() as cursor:
                 cursor.execute(storage.SESSION_FINGERPRINTS, [storage.db_uuid(sid)])
-                earlier = [(fp, qtype, stored) for fp, qtype, stored, *_ in cursor.fetchall()]
+                earlier = [
+                    (fp, qtype, stored, rid) for fp, qtype, stored, _m, _r, rid in cursor.fetchall()
+                ]
             rows_seen.append(len(earlier))
             variants = repetition.stored_variants(repetition.fingerprint(message))
             qtype = repetition.question_type(message)

@@ -113,25 +113,19 @@ def _same_key(raw, ring: crypto.Keyring) -> bool:
     return kid == ring.primary.kid.encode("ascii")
 
 
-# Read on the per-turn path by value, with no row at hand (a decoded meaning is cached by its
-# ciphertext, memory/conversations/repeats.py): bound to the column only.
-_COLUMN_BOUND = {("repetition_tracking", "meaning")}
-
-
 def _bound_row(field, row: dict) -> str | None:
     """The row `field`'s values are bound to in `row` (memory/core/fields.py `row_attname`)."""
     if isinstance(field, EncryptedKeyField | FingerprintField | LookupHashField):
         return None  # compared across rows: bound to the column only
-    if (field.model._meta.db_table, field.column) in _COLUMN_BOUND:
-        return None
     attname = row_attname(field.model)
     return row_text(row.get(field.model._meta.get_field(attname).column)) if attname else None
 
 
-def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
+def _meaning_again(row: dict, ring: crypto.Keyring, bound: str | None) -> bytes | None:
     """A repetition record's meaning made again from its original message, under the primary
-    key: the meaning carries keyed hashes of its words, which must match the new messages'.
-    None when the embedder cannot analyse (then the old meaning is kept, re-encrypted)."""
+    key and bound to `bound` (the record's id): the meaning carries keyed hashes of its words,
+    which must match the new messages'. None when the embedder cannot analyse (then the old
+    meaning is kept, re-encrypted)."""
     from memory.conversations import meaning, repeats
 
     original = row.get("original_message")
@@ -140,12 +134,12 @@ def _meaning_again(row: dict, ring: crypto.Keyring) -> bytes | None:
     found = repeats.meaning_of(ring.decrypt(original, context=_ORIGINAL))
     if found is None:
         return None
-    return ring.encrypt_bytes(meaning.to_stored(found), context=repeats.MEANING_CONTEXT)
+    return ring.encrypt_bytes(meaning.to_stored(found), context=repeats.MEANING_CONTEXT, row=bound)
 
 
 # Binary columns derived from another column with keyed hashes: (table, column) → how to make
 # the value again under the primary key (from the row, which holds original_message).
-_DERIVED: dict[tuple[str, str], Callable[[dict, crypto.Keyring], bytes | None]] = {
+_DERIVED: dict[tuple[str, str], Callable[[dict, crypto.Keyring, str | None], bytes | None]] = {
     ("repetition_tracking", "meaning"): _meaning_again,
 }
 
@@ -167,7 +161,8 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
             # Made with an old key's keyed hashes: made again under the primary key (later,
             # outside the batch's transaction), or, if that cannot be done, re-encrypted as is.
             return _Change(
-                lambda: derive(row, ring) or _reencrypt_bytes(raw, ring, context, bound), raw
+                lambda: derive(row, ring, bound) or _reencrypt_bytes(raw, ring, context, bound),
+                raw,
             )
         return _Change(_reencrypt_bytes(raw, ring, context, bound), raw)
     if isinstance(field, LookupHashField):

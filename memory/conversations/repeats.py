@@ -19,7 +19,9 @@ What it costs on a turn (docs/benchmarks.md):
 
 The stored form is `meaning.to_stored` (about 1.2 KB), encrypted like every other column that
 describes the person (AES-GCM under the same keys, memory/core/crypto.py; a binary column, so no
-base64 inflates it): a raw read of the column shows ciphertext, never a vector. `rotate_keys`
+base64 inflates it): a raw read of the column shows ciphertext, never a vector. It is bound to
+its column and to its repetition record (an `enc:r1:` header naming the record's id): read with
+the record's id, a meaning moved to another row raises `crypto.DecryptionError`. `rotate_keys`
 makes it again from the record's original message: the meaning carries keyed hashes of its
 words, which must be the current key's to match new messages (memory/reencrypt.py). While a
 rotation is under way, rows not reached yet can only miss a match by meaning across keys (the
@@ -45,10 +47,11 @@ from memory.conversations import meaning as meaning_rule
 from memory.conversations import repetition
 from memory.conversations.meaning import MessageMeaning
 from memory.core import crypto
+from memory.core.fields import row_text
 
 logger = logging.getLogger(__name__)
 
-# What a stored meaning is bound to: the column it lives in (memory/core/fields.py).
+# What a stored meaning is bound to: the column it lives in (memory/core/fields.py), and its row.
 MEANING_CONTEXT = "repetition_tracking.meaning"
 
 # Stored meanings decoded and kept per process (by ciphertext): a session's earlier messages
@@ -135,28 +138,55 @@ def meaning_of(message: str) -> MessageMeaning | None:
     return found
 
 
-def to_db(meaning: MessageMeaning | None) -> bytes | None:
-    """The column value of a meaning: its stored bytes, encrypted (None stays NULL)."""
+def to_db(meaning: MessageMeaning | None, *, row) -> bytes | None:
+    """The column value of a meaning: its stored bytes, encrypted and bound to `row` (the
+    repetition record's id, the primary key the statement inserts). None stays NULL."""
     if meaning is None:
         return None
-    return crypto.encrypt_bytes(meaning_rule.to_stored(meaning), context=MEANING_CONTEXT)
+    return crypto.encrypt_bytes(
+        meaning_rule.to_stored(meaning), context=MEANING_CONTEXT, row=str(row)
+    )
 
 
-def from_db(value: bytes | memoryview | None) -> MessageMeaning | None:
+def from_db(value: bytes | memoryview | None, row=None) -> MessageMeaning | None:
     """The meaning of a stored column value; None for NULL or a form this code cannot read.
 
-    A value that does not decrypt raises `crypto.DecryptionError`: a wrong key fails loudly.
+    `row` is the repetition record's id as selected: a value bound to another row (moved) raises
+    `crypto.DecryptionError`, as a value that does not decrypt (a wrong key) does. Values bound
+    to the column only (written before rows were; migration 0026 and `rotate_keys` bind them)
+    are still read.
     """
     if value is None:
         return None
-    return _decrypted(bytes(value))  # PostgreSQL gives a memoryview
+    found, bound, as_hex, as_int = _decrypted(bytes(value))  # PostgreSQL gives a memoryview
+    # The id as SQLite selects it (32 hex digits), as PostgreSQL does (a UUID, compared by its
+    # number: UUID's own == is Python code), or as bound.
+    if (
+        bound is not None
+        and row is not None
+        and (row != as_hex if row.__class__ is str else getattr(row, "int", None) != as_int)
+        and row != bound
+    ):
+        # Not a usual spelling of the same id: the exact check decides (and raises if moved).
+        crypto.check_row(bound, row_text(row), context=MEANING_CONTEXT)
+    return found
 
 
 # By ciphertext, DECODED_CACHE_SIZE of them: functools' LRU (in C, thread-safe), as a turn looks
-# up every earlier row of its session (a failure to decrypt is raised, never kept).
+# up every earlier row of its session (a failure to decrypt is raised, never kept). A bound
+# ciphertext names its row, so the row it names is kept with it, in the forms the databases
+# select it in (compared on every read without parsing the id each time).
 @functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
-def _decrypted(value: bytes) -> MessageMeaning | None:
-    return decode_meaning(crypto.decrypt_bytes(value, context=MEANING_CONTEXT))
+def _decrypted(value: bytes) -> tuple[MessageMeaning | None, str | None, str | None, int]:
+    plain, bound = crypto.keyring().decrypt_bytes_bound(value, context=MEANING_CONTEXT)
+    as_hex, as_int = None, -1  # no id's spelling, no UUID's number (nor getattr's None)
+    if bound is not None and len(bound) == 36:  # str(uuid): its other spellings, unparsed
+        try:
+            as_int = int(bound.replace("-", ""), 16)
+            as_hex = f"{as_int:032x}"
+        except ValueError:
+            pass
+    return decode_meaning(plain), bound, as_hex, as_int
 
 
 def decode_meaning(plain: bytes | None) -> MessageMeaning | None:
@@ -190,29 +220,31 @@ def repeat_flags(
     variants: Sequence[str],
     question_type: str,
     meaning: MessageMeaning | None,
-    earlier: Sequence[tuple[str, str, str | None]],
+    earlier: Sequence[tuple[str, str, bytes | None, object]],
 ) -> list[bool]:
-    """For each earlier (stored fingerprint, question type, stored meaning) of the session,
-    whether this message repeats it. `variants` are the message's `repetition.stored_variants`.
+    """For each earlier (stored fingerprint, question type, stored meaning, repetition record id
+    as selected) of the session, whether this message repeats it. `variants` are the message's
+    `repetition.stored_variants`. A stored meaning bound to another row raises DecryptionError.
     """
     by_words_of = repetition.matcher(variants, question_type)
     if meaning is None:
-        return [by_words_of(fingerprint, earlier_type) for fingerprint, earlier_type, _ in earlier]
+        return [by_words_of(fingerprint, earlier_type) for fingerprint, earlier_type, *_ in earlier]
     floor = cosine_floor()
     verdicts = meaning.verdicts
     flags = []
-    for fingerprint, earlier_type, stored in earlier:
+    for fingerprint, earlier_type, stored, row in earlier:
         by_words = by_words_of(fingerprint, earlier_type)
         if stored is None:
             flags.append(by_words)
             continue
         # The same message against the same stored row gets the same verdict: /context and the
         # exchange write of one turn compare the same pairs (the message's meaning object is
-        # shared through the analysis cache).
-        key = (hashlib.blake2b(stored, digest_size=16).digest(), by_words)
+        # shared through the analysis cache). The row is in the key: a verdict is only reused
+        # for the row whose binding was checked.
+        key = (hashlib.blake2b(stored, digest_size=16).digest(), row, by_words)
         verdict = verdicts.get(key)
         if verdict is None:
-            earlier_meaning = from_db(stored)
+            earlier_meaning = from_db(stored, row)
             if earlier_meaning is None:
                 verdict = by_words
             elif not by_words and float(earlier_meaning.vector @ meaning.vector) < floor:

@@ -237,7 +237,7 @@ def memory_query(
             variants=fingerprints,
             question_type=question_type,
             meaning=meaning,
-            earlier=[(fp, qtype, stored) for fp, qtype, stored, *_ in earlier],
+            earlier=[(fp, qtype, stored, rid) for fp, qtype, stored, _m, _r, rid in earlier],
         )
         repeat_count = sum(flags)
         last_answer = None
@@ -299,13 +299,13 @@ def memory_query(
         if meaning is not None:
             # Keyed by the ids as the database gives them (the same column type on both sides):
             # no UUID objects to build for every earlier row.
-            stored_meanings = {row[3]: row[2] for row in earlier}
+            stored_meanings = {row[3]: (row[2], row[5]) for row in earlier}
         window = [
             WindowMessage(
                 role,
                 text,
                 sequence,
-                repeats.from_db(stored_meanings.get(message_id)),
+                repeats.from_db(*stored_meanings.get(message_id, (None, None))),
             )
             for role, text, sequence, message_id in (latest[-size:] if size else [])
         ]

@@ -418,7 +418,9 @@ def _exchange_write(
                 variants=fingerprints,
                 question_type=question_type,
                 meaning=meaning,
-                earlier=[(fp, qtype, stored) for fp, qtype, stored, *_ in cursor.fetchall()],
+                earlier=[
+                    (fp, qtype, stored, rid) for fp, qtype, stored, _m, _r, rid in cursor.fetchall()
+                ],
             )
         )
         if emotion is None:
@@ -483,7 +485,7 @@ def _exchange_write(
                 storage.db_encrypted(
                     assistant_message, context=storage.REPETITION_RESPONSE, row=repetition_id
                 ),
-                repeats.to_db(meaning),
+                repeats.to_db(meaning, row=repetition_id),
             ],
         )  # fmt: skip
         if narrative is not None:

@@ -148,3 +148,54 @@ def test_django_otp_devices_move_into_the_encrypted_ones():
         assert back.get_model("otp_static", "StaticDevice").objects.filter(user_id=user.pk).exists()
     finally:
         _migrate(latest)
+
+
+MEANINGS_BEFORE = [("memory", "0025_repetition_counts_read_the_index_alone")]
+MEANINGS_AFTER = [("memory", "0026_meaning_bound_to_its_row")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_meanings_bound_to_their_column_only_are_bound_to_their_row():
+    from memory.conversations import meaning, repeats, services
+    from memory.core import crypto
+    from memory.models import Person, RepetitionRecord
+
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        _migrate(MEANINGS_BEFORE)  # no schema change: today's models still fit
+        now = timezone.now()
+        person = Person.objects.create(display_name="Nana", created_at=now, last_active_at=now)
+        session, _ = services.session_resolve(session_id=uuid.uuid4(), user_id=person.id)
+        services.exchange_record(
+            session_id=session.id, user_message="Where is my coat?", assistant_message="Here."
+        )
+        record = RepetitionRecord.objects.get(session_id=session.id)
+        db_id = RepetitionRecord._meta.pk.get_db_prep_value(record.id, connection)
+        # As the exchange write stored it before: bound to the column only.
+        column_only = crypto.encrypt_bytes(
+            meaning.to_stored(meaning.analyse("Where is my coat?")),
+            context=repeats.MEANING_CONTEXT,
+        )
+
+        def stored():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT meaning FROM repetition_tracking WHERE id = %s", [db_id])
+                return bytes(cursor.fetchone()[0])
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE repetition_tracking SET meaning = %s WHERE id = %s", [column_only, db_id]
+            )
+        assert stored().startswith(crypto.BOUND_PREFIX.encode())
+
+        _migrate(MEANINGS_AFTER)
+        kid = crypto.keyring().primary.kid
+        assert stored().startswith(f"{crypto.ROW_PREFIX}{kid}:{record.id}:".encode())
+        rebound = repeats.from_db(stored(), db_id)
+        assert rebound is not None
+        assert float(rebound.vector @ repeats.from_db(column_only).vector) > 0.99
+
+        _migrate(MEANINGS_BEFORE)  # reversible: the code before reads row-bound meanings too
+        assert repeats.from_db(stored()) is not None
+    finally:
+        _migrate(latest)

@@ -20,7 +20,7 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from memory import reencrypt
-from memory.conversations import selectors, services
+from memory.conversations import repeats, selectors, services
 from memory.core import crypto
 from memory.core.fields import for_row
 from memory.facts import store
@@ -194,6 +194,65 @@ def test_update_without_a_row_is_refused_and_for_row_binds_it(two_sessions):
     with pytest.raises(crypto.DecryptionError):
         Person.objects.get(id=other.id)
     RepetitionRecord.objects.filter(person_id=person.id).update(meaning=None)
+
+
+def _raw_meaning(record_id) -> bytes:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT meaning FROM repetition_tracking WHERE id = %s", [_uuid(record_id)])
+        return bytes(cursor.fetchone()[0])
+
+
+def test_a_meaning_moved_to_another_row_is_refused(two_sessions):
+    ada, bea = (RepetitionRecord.objects.get(session_id=s.id) for s in two_sessions)
+    value = _raw_meaning(ada.id)
+    assert value.startswith(f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:{ada.id}:".encode())
+    assert repeats.from_db(value, _uuid(ada.id)) is not None
+    # Copied onto another person's record: refused by the raw reader, the ORM and the turn.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE repetition_tracking SET meaning = %s WHERE id = %s", [value, _uuid(bea.id)]
+        )
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        repeats.from_db(value, _uuid(bea.id))
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        repeats.from_db(value, bea.id)  # a UUID, as PostgreSQL gives it
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        RepetitionRecord.objects.get(id=bea.id)
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        selectors.memory_query(session_id=bea.session_id, message="When do we eat?")
+    # Editing the row in the header breaks the authentication.
+    forged = value.replace(str(ada.id).encode(), str(bea.id).encode())
+    with pytest.raises(crypto.DecryptionError, match="does not decrypt"):
+        repeats.from_db(forged, _uuid(bea.id))
+    # The untouched row still reads, by every reader.
+    repeats.clear_caches()
+    assert repeats.from_db(_raw_meaning(ada.id), _uuid(ada.id)) is not None
+    assert selectors.memory_query(session_id=ada.session_id, message="Where's Frank?") is not None
+
+
+def test_a_meaning_bound_to_its_column_only_is_bound_by_rotate_keys(two_sessions):
+    record = RepetitionRecord.objects.get(session_id=two_sessions[0].id)
+    plain = crypto.decrypt_bytes(_raw_meaning(record.id), context=repeats.MEANING_CONTEXT)
+    column_only = crypto.encrypt_bytes(plain, context=repeats.MEANING_CONTEXT)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE repetition_tracking SET meaning = %s WHERE id = %s",
+            [column_only, _uuid(record.id)],
+        )
+    assert repeats.from_db(column_only, _uuid(record.id)) is not None  # still reads
+    counts = {(c.table, c.column): c.rewritten for c in reencrypt.reencrypt_all(dry_run=True)}
+    assert counts[("repetition_tracking", "meaning")] == 1  # `rotate_keys --check` sees it
+
+    call_command("rotate_keys", stdout=io.StringIO())
+    bound = _raw_meaning(record.id)
+    assert bound.startswith(
+        f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:{record.id}:".encode()
+    )
+    assert crypto.decrypt_bytes(bound, context=repeats.MEANING_CONTEXT) == plain
+    assert repeats.from_db(bound, _uuid(record.id)) is not None
+    again = io.StringIO()
+    call_command("rotate_keys", stdout=again)
+    assert again.getvalue().rstrip().endswith("total: 0 value(s) rewritten")
 
 
 def test_values_from_before_the_rule_are_bound_by_rotate_keys(two_sessions):

@@ -314,8 +314,9 @@ def test_rotation_re_encrypts_the_stored_meanings(key_a, session):
     settings = key_a
     talk(session.id, f"Where is my {WORD} coat?")
     (before,) = raw_column("repetition_tracking", "meaning")
+    (record,) = RepetitionRecord.objects.all()
     kid_a = crypto.keyring().primary.kid
-    assert bytes(before).startswith(f"{crypto.BOUND_PREFIX}{kid_a}:".encode())
+    assert bytes(before).startswith(f"{crypto.ROW_PREFIX}{kid_a}:{record.id}:".encode())
 
     settings.CLARA_ENCRYPTION_KEYS = [KEY_B, KEY_A]
     counts = {(c.table, c.column): c.rewritten for c in reencrypt.reencrypt_all(dry_run=True)}
@@ -324,9 +325,11 @@ def test_rotation_re_encrypts_the_stored_meanings(key_a, session):
 
     settings.CLARA_ENCRYPTION_KEYS = [KEY_B]
     (after,) = raw_column("repetition_tracking", "meaning")
-    assert bytes(after).startswith(f"{crypto.BOUND_PREFIX}{crypto.keyring().primary.kid}:".encode())
+    kid_b = crypto.keyring().primary.kid
+    # Made again under B, still bound to its row.
+    assert bytes(after).startswith(f"{crypto.ROW_PREFIX}{kid_b}:{record.id}:".encode())
     assert bytes(after) != bytes(before)
-    assert repeats.from_db(after) is not None  # reads under the new key alone
+    assert repeats.from_db(after, record.id) is not None  # reads under the new key alone
     result = selectors.memory_query(session_id=session.id, message=f"Where is my {WORD} coat?")
     assert result.repeat_count == 1
 

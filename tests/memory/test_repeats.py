@@ -108,15 +108,19 @@ def test_the_meaning_is_stored_encrypted_and_reads_back_as_it_was():
     talk(session_id, COAT)
 
     (raw,) = raw_meanings()
-    assert bytes(raw).startswith(crypto.BOUND_PREFIX.encode())
+    record = latest_record(session_id)
+    # Bound to its column and to its repetition record (issue 15).
+    assert bytes(raw).startswith(
+        f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:{record.id}:".encode()
+    )
     assert b"coat" not in bytes(raw).lower()
-    stored = repeats.from_db(raw)
+    stored = repeats.from_db(raw, record.id)
     fresh = meaning.analyse(COAT)
     # Stored as float16 from the int8 model (memory/core/onnx_minilm.py): close, not identical.
     assert float(stored.vector @ fresh.vector) > 0.99
     assert len(stored.words) == len(fresh.words)
     # The ORM reads the stored bytes (`meaning.to_stored`), decrypted.
-    assert repeats.decode_meaning(latest_record(session_id).meaning) is not None
+    assert repeats.decode_meaning(record.meaning) is not None
 
 
 def test_a_turn_analyses_its_own_message_once_and_never_the_history(api, analysed):
@@ -335,7 +339,8 @@ def test_group_by_meaning_without_meanings_groups_by_words():
 
 
 def test_a_stored_meaning_is_unit_length_after_the_round_trip():
-    stored = repeats.from_db(repeats.to_db(meaning.analyse(COAT)))
+    row = uuid.uuid4()
+    stored = repeats.from_db(repeats.to_db(meaning.analyse(COAT), row=row), row)
     assert np.isclose(np.linalg.norm(stored.vector), 1.0, atol=1e-2)
 
 
