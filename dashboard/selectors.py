@@ -593,11 +593,14 @@ def most_repeated_questions(
     ordered = sorted(
         wordings.values(), key=lambda said: (-said.times, _said_the_same(said.example))
     )[:MERGE_WORDINGS]
-    stored = dict(
-        RepetitionRecord.objects.filter(id__in=[said.record_id for said in ordered]).values_list(
-            "id", "meaning"
-        )
-    )  # primary key
+    # Loaded as instances, not values(): each stored meaning is then checked against the row it
+    # was read from (memory/core/fields.py), so one moved onto this person's record is refused.
+    stored = {
+        record.id: record.meaning
+        for record in RepetitionRecord.objects.filter(
+            id__in=[said.record_id for said in ordered]
+        ).only("id", "meaning")
+    }  # primary key
     groups = group_by_meaning(
         [
             Said(

@@ -220,6 +220,11 @@ def test_a_meaning_moved_to_another_row_is_refused(two_sessions):
         RepetitionRecord.objects.get(id=bea.id)
     with pytest.raises(crypto.DecryptionError, match="another row"):
         selectors.memory_query(session_id=bea.session_id, message="When do we eat?")
+    # And by the caregivers' repeated-questions panel, which groups wordings by their meaning.
+    from dashboard.selectors import most_repeated_questions
+
+    with pytest.raises(crypto.DecryptionError, match="another row"):
+        most_repeated_questions(person=two_sessions[1].person, now=timezone.now())
     # Editing the row in the header breaks the authentication.
     forged = value.replace(str(ada.id).encode(), str(bea.id).encode())
     with pytest.raises(crypto.DecryptionError, match="does not decrypt"):
