@@ -454,7 +454,9 @@ def describe(
 def session_open_loops(session: Session) -> list[str]:
     """The session's open commitments as summary open loops, in the order said."""
     rows = Commitment.objects.filter(session_id=session.id, status=Commitment.Status.OPEN)
-    rows = list(rows.order_by("created_at", "id"))
+    # A person's plan and Clara's promise in one exchange share a timestamp, and ids made in the
+    # same millisecond are in random order: the message's place in the conversation decides.
+    rows = list(rows.order_by("created_at", "source_message__sequence_number", "id"))
     if not rows:
         return []
     zone = person_zone(session.person) if session.person is not None else ZoneInfo("UTC")
