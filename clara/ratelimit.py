@@ -90,7 +90,7 @@ def _file_counts(client_id: str, window_number: int, decide) -> tuple[int, int, 
         os.close(fd)  # releases the lock
 
 
-def _redis_counts(current_key: str, previous_key: str) -> tuple[int, int]:
+def _redis_counts(current_key: str, previous_key: str, window: int) -> tuple[int, int]:
     """INCR the current window and read the previous one in one round trip to Redis.
 
     Goes under Django's cache API (to its redis-py client) because the cache API needs three
@@ -103,15 +103,14 @@ def _redis_counts(current_key: str, previous_key: str) -> tuple[int, int]:
     pipe = client.pipeline(transaction=False)
     pipe.incr(current_full)
     # Two windows' life, so the next window can still read this one as its previous.
-    pipe.expire(current_full, 2 * WINDOW_SECONDS)
+    pipe.expire(current_full, 2 * window)
     pipe.get(previous_full)
     current, _, previous = pipe.execute()
     return int(current), int(previous or 0)
 
 
-def _retry_after(*, limit: int, previous: int, current: int, elapsed: float) -> int:
+def _retry_after(*, limit: int, previous: int, current: int, elapsed: float, window: int) -> int:
     """Seconds until `previous * (1 - (elapsed + t) / W) + current + 1 <= limit`."""
-    window = WINDOW_SECONDS
     if current + 1 <= limit and previous > 0:
         wait = window - elapsed - (limit - 1 - current) * window / previous
     else:
@@ -121,22 +120,25 @@ def _retry_after(*, limit: int, previous: int, current: int, elapsed: float) -> 
     return max(1, math.ceil(wait))
 
 
-def hit(*, client_id: str, limit: int, now: float | None = None) -> Decision:
-    """Count one request for `client_id` and say whether it is within `limit` per minute."""
+def hit(
+    *, client_id: str, limit: int, now: float | None = None, window: int = WINDOW_SECONDS
+) -> Decision:
+    """Count one request for `client_id` and say whether it is within `limit` per `window`
+    seconds (a minute unless said; a client id is counted over one window length only)."""
     if limit <= 0:
         return Decision(allowed=True, limit=limit, retry_after=0)
     now = time.time() if now is None else now
-    window_number = int(now // WINDOW_SECONDS)
-    elapsed = now - window_number * WINDOW_SECONDS
+    window_number = int(now // window)
+    elapsed = now - window_number * window
     current_key = f"ratelimit:{client_id}:{window_number}"
     previous_key = f"ratelimit:{client_id}:{window_number - 1}"
 
     def within(current: int, previous: int) -> bool:
-        return previous * (WINDOW_SECONDS - elapsed) / WINDOW_SECONDS + current <= limit
+        return previous * (window - elapsed) / window + current <= limit
 
     try:
         if isinstance(cache, RedisCache):
-            current, previous = _redis_counts(current_key, previous_key)
+            current, previous = _redis_counts(current_key, previous_key, window)
             allowed = within(current, previous)
             if not allowed:
                 # Refused requests don't count, so a client that waits as told gets back in.
@@ -152,6 +154,6 @@ def hit(*, client_id: str, limit: int, now: float | None = None) -> Decision:
         allowed=False,
         limit=limit,
         retry_after=_retry_after(
-            limit=limit, previous=previous, current=current - 1, elapsed=elapsed
+            limit=limit, previous=previous, current=current - 1, elapsed=elapsed, window=window
         ),
     )

@@ -152,22 +152,29 @@ def setup(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
-        if form.is_valid() and device.verify_token(form.cleaned_data["token"].replace(" ", "")):
+        if _first_code_matches(form, device):
             device.confirmed = True
             device.save(update_fields=["confirmed"])
             codes = services.recovery_codes_issue(user=user)
             otp_login(request, device)
             context = {"codes": codes, "next": _next(request)}
             return render(request, "registration/recovery_codes.html", context)
-        form.add_error("token", "That code did not match. Check the phone's clock and try again.")
         status = 400
-    context = {
-        "form": form,
-        "qr": _qr_svg(device.config_url),
-        "secret": _spaced(device.bin_key),
-        "next": _next(request),
-    }
+    context = {**_enrolment(form, device), "next": _next(request)}
     return render(request, "registration/two_factor_setup.html", context, status=status)
+
+
+def _first_code_matches(form: TokenForm, device) -> bool:
+    """Whether a new authenticator app's first code is right; if not, the form says so."""
+    if form.is_valid() and device.verify_token(form.cleaned_data["token"].replace(" ", "")):
+        return True
+    form.add_error("token", "That code did not match. Check the phone's clock and try again.")
+    return False
+
+
+def _enrolment(form: TokenForm, device) -> dict:
+    """What a page enrolling an authenticator app shows: the QR code, the key, the code form."""
+    return {"form": form, "qr": _qr_svg(device.config_url), "secret": _spaced(device.bin_key)}
 
 
 def _spaced(key: bytes) -> str:
@@ -226,18 +233,13 @@ def replace(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
-        if form.is_valid() and device.verify_token(form.cleaned_data["token"].replace(" ", "")):
+        if _first_code_matches(form, device):
             services.authenticator_replace(user=user, device=device)
             otp_login(request, device)
             messages.success(
                 request, "Your new authenticator app is set up; the old one no longer works."
             )
             return redirect(reverse("dashboard:two_factor_manage"))
-        form.add_error("token", "That code did not match. Check the phone's clock and try again.")
         status = 400
-    context = {
-        "form": form,
-        "qr": _qr_svg(device.config_url),
-        "secret": _spaced(device.bin_key),
-    }
+    context = _enrolment(form, device)
     return render(request, "registration/two_factor_replace.html", context, status=status)

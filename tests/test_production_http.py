@@ -201,6 +201,26 @@ def test_the_window_slides():
     assert later[-1].retry_after >= 1
 
 
+def test_a_window_of_an_hour_slides_over_the_hour():
+    """The password-reset limits count per hour on the same counters."""
+    client_id = f"test:{uuid.uuid4()}"
+    start = 360000.0  # the start of an hour window
+
+    first = [
+        ratelimit.hit(client_id=client_id, limit=3, now=start + i * 600, window=3600)
+        for i in range(4)
+    ]
+    # Half an hour into the next window, half of the previous one still counts: 1.5 of 3.
+    later = [
+        ratelimit.hit(client_id=client_id, limit=3, now=start + 5400 + i, window=3600)
+        for i in range(3)
+    ]
+
+    assert [d.allowed for d in first] == [True, True, True, False]
+    assert [d.allowed for d in later] == [True, False, False]
+    assert 1 <= later[-1].retry_after <= 3600
+
+
 def test_retry_after_is_when_the_next_request_fits():
     client_id = f"test:{uuid.uuid4()}"
     for i in range(10):

@@ -1,7 +1,7 @@
 """Password-reset requests, limited per address and per client.
 
 Django's reset view sends a mail for every request, so anyone could fill a member's mailbox (or
-make the server send thousands of mails). Two fixed-window counters in the cache, an hour wide:
+make the server send thousands of mails). Two counters of clara/ratelimit.py, an hour wide:
 - per e-mail address (a keyed hash: no address in the cache): past the limit the request gets
   the same answer as always, "if that address has a login, we sent a link", and no mail, so the
   limit tells nobody whether the address has a login;
@@ -11,13 +11,11 @@ make the server send thousands of mails). Two fixed-window counters in the cache
 
 from __future__ import annotations
 
-import time
-
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordResetForm
-from django.core.cache import cache
 
+from clara import ratelimit
 from clara.client_ip import client_ip
 from memory.core import crypto
 
@@ -25,18 +23,10 @@ WINDOW_SECONDS = 3600
 
 
 def _within(kind: str, who: str, limit: int) -> bool:
-    """Counts one request of `who`; True while the window's count is within `limit` (0: no limit)."""
-    if limit <= 0:
-        return True
-    window = int(time.time()) // WINDOW_SECONDS
-    key = f"password-reset:{settings.CLARA_RATE_LIMIT_SCOPE}:{kind}:{who}:{window}"
-    if cache.add(key, 1, timeout=WINDOW_SECONDS):
-        return True
-    try:
-        return cache.incr(key) <= limit
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=WINDOW_SECONDS)
-        return True
+    """Counts one request of `who` (the bot API's sliding window, an hour wide); True while
+    within `limit` (0: no limit)."""
+    client_id = f"password-reset:{settings.CLARA_RATE_LIMIT_SCOPE}:{kind}:{who}"
+    return ratelimit.hit(client_id=client_id, limit=limit, window=WINDOW_SECONDS).allowed
 
 
 class LimitedPasswordResetForm(PasswordResetForm):
