@@ -408,6 +408,8 @@ for _network in (*CLARA_TRUSTED_PROXIES, *CLARA_INTERNAL_NETWORKS):
         ipaddress.ip_network(_network, strict=False)
     except ValueError:
         raise ImproperlyConfigured(f"Not an address or network: {_network!r}.") from None
+# A good login forgets that account's own failures, not the other names tried from its address
+# (dashboard/lockout.py).
 AXES_RESET_ON_SUCCESS = True
 # A kind page (with the status 429) instead of django-axes' plain text.
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"

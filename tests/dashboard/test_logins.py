@@ -51,6 +51,30 @@ def test_a_care_home_behind_one_address_outlasts_the_account_limit(alice, settin
     assert _try("alice", PASSWORD, **home).status_code == 302
 
 
+def test_a_good_login_does_not_clear_the_other_names_tried_from_its_address(alice, settings):
+    """Spraying names from one address with one account of one's own: logging into that
+    account between guesses must not reset the address's count."""
+    settings.CLARA_LOGIN_IP_FAILURE_LIMIT = 8
+    sprayer = {"REMOTE_ADDR": "198.51.100.7"}
+    for index in range(7):
+        assert not _locked(_try(f"someone{index}", **sprayer))
+    assert _try("alice", PASSWORD, **sprayer).status_code == 302
+    _try("someone7", **sprayer)  # the eighth name from this address
+    assert _locked(_try("alice", PASSWORD, **sprayer))
+
+
+def test_a_good_login_forgives_that_accounts_own_typos(alice, settings):
+    settings.CLARA_LOGIN_IP_FAILURE_LIMIT = 20
+    home = {"REMOTE_ADDR": "198.51.100.7"}
+    for _ in range(4):
+        assert not _locked(_try("alice", **home))
+    assert _try("alice", PASSWORD, **home).status_code == 302
+    # Her four typos are forgotten: four more do not reach the account limit of five.
+    for _ in range(4):
+        assert not _locked(_try("alice", **home))
+    assert _try("alice", PASSWORD, **home).status_code == 302
+
+
 def test_guessing_one_name_from_many_addresses_locks_that_name(alice):
     for index in range(4):
         assert not _locked(_try("alice", REMOTE_ADDR=f"198.51.100.{index + 1}"))
