@@ -16,8 +16,10 @@ from memory.core.fields import (
     EncryptedBinaryField,
     EncryptedJSONField,
     EncryptedTextField,
+    FindableQuerySet,
     FindableTextField,
     FingerprintField,
+    KeepsLookupIndexes,
     LookupHashField,
 )
 from memory.core.ids import uuid7
@@ -144,7 +146,7 @@ class OrganisationMembership(models.Model):
         return f"{self.user} in {self.organisation}{' (admin)' if self.is_admin else ''}"
 
 
-class Person(models.Model):
+class Person(KeepsLookupIndexes):
     """Someone living with dementia whom Clara talks with. Not a login user."""
 
     class Status(models.TextChoices):
@@ -180,6 +182,9 @@ class Person(models.Model):
     memory_enabled = models.BooleanField(default=True)
     # The companion persona that talks with this person; its memory policy applies (Persona).
     persona = models.CharField(max_length=32, default="clara")
+
+    # Renaming through update() keeps the name's lookup hash in step.
+    objects = FindableQuerySet.as_manager()
 
     class Meta:
         db_table = "people"

@@ -367,8 +367,10 @@ class FindableTextField(EncryptedTextField):
     the text kept in the `index_field` column (a `LookupHashField`), so the text itself can be
     randomised and bound to its row; only equality shows, as a deterministic value would.
 
-    A write that names this field in `update_fields` must name the index too (`save()` without
-    `update_fields` writes both); `QuerySet.update()` of it is refused like any row-bound field.
+    The index is kept in step by every write: `save()` (with `update_fields` naming this field,
+    the index is added to them by the model mixin `KeepsLookupIndexes`), and
+    `QuerySet.update(name=for_row(...))` through `FindableQuerySet`, which writes the index beside
+    it. A model with such a field uses both (memory.conversations.models.Person).
     """
 
     description = "Text encrypted at rest and bound to its row, found by equality"
@@ -388,6 +390,49 @@ class FindableTextField(EncryptedTextField):
         if lookup_name == "in":
             return _IndexedIn
         return super().get_lookup(lookup_name)
+
+
+def _findable_fields(model) -> list[FindableTextField]:
+    return [f for f in model._meta.concrete_fields if isinstance(f, FindableTextField)]
+
+
+class FindableQuerySet(models.QuerySet):
+    """`update()` that keeps each `FindableTextField`'s lookup hash in step: updating the text
+    without its index would leave the row found under its old value and not under the new one.
+    The hash does not depend on the row, so one value serves every row the update touches."""
+
+    def update(self, **kwargs):
+        for field in _findable_fields(self.model):
+            if field.name not in kwargs or field.index_field in kwargs:
+                continue
+            value = kwargs[field.name]
+            if hasattr(value, "resolve_expression") or hasattr(
+                getattr(value, "value", None), "resolve_expression"
+            ):
+                raise FieldError(
+                    f"{self.model.__name__}.{field.name} is found by a keyed hash of its text, "
+                    "which an SQL expression cannot give: save the instances instead."
+                )
+            plaintext = value.value if isinstance(value, _ForRow) else value
+            index = self.model._meta.get_field(field.index_field)
+            kwargs[field.index_field] = index.hash_of(plaintext)
+        return super().update(**kwargs)
+
+
+class KeepsLookupIndexes(models.Model):
+    """A model mixin: `save(update_fields=[...])` naming a `FindableTextField` writes its lookup
+    hash too (`LookupHashField.pre_save` computes it only when its column is written)."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, update_fields=None, **kwargs):
+        if update_fields is not None:
+            update_fields = list(update_fields)
+            for field in _findable_fields(type(self)):
+                if field.name in update_fields and field.index_field not in update_fields:
+                    update_fields.append(field.index_field)
+        super().save(*args, update_fields=update_fields, **kwargs)
 
 
 class LookupHashField(models.CharField):

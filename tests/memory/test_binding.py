@@ -415,6 +415,25 @@ def test_the_admin_finds_a_person_by_the_exact_name(db):
 # --- Names: bound to their row, found by a keyed hash -------------------------------------------
 
 
+def test_a_renamed_person_is_found_by_the_new_name_however_the_rename_was_written(db):
+    ada, bea, cy = make_person("Ada"), make_person("Bea"), make_person("Cy")
+    # update() with the name bound to its row writes the lookup hash too...
+    Person.objects.filter(id=ada.id).update(display_name=for_row("Ada King", ada.id))
+    # ...as does save() naming only the name among its update_fields.
+    bea.display_name = "Beatrice"
+    bea.save(update_fields=["display_name"])
+    assert Person.objects.get(display_name="Ada King").id == ada.id
+    assert Person.objects.get(display_name="Beatrice").id == bea.id
+    assert not Person.objects.filter(display_name__in=["Ada", "Bea"]).exists()
+    assert Person.objects.get(id=ada.id).display_name == "Ada King"
+    # An SQL expression has no plaintext to hash: refused, nothing written.
+    from django.db.models import F
+
+    with pytest.raises(FieldError, match="keyed hash"), transaction.atomic():
+        Person.objects.filter(id=cy.id).update(display_name=F("persona"))
+    assert Person.objects.get(display_name="Cy").id == cy.id
+
+
 def test_a_name_is_bound_to_its_person_and_refused_on_another(two_sessions):
     ada, bea = (Person.objects.get(id=s.person_id) for s in two_sessions)
     value = raw("people", "display_name", ada.id)
