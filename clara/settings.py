@@ -513,6 +513,19 @@ CLARA_ALERT_LINK_HOURS = env_int("CLARA_ALERT_LINK_HOURS", 72)
 CLARA_WEBHOOK_TIMEOUT_SECONDS = env_int("CLARA_WEBHOOK_TIMEOUT_SECONDS", 10)
 CLARA_WEBHOOK_RETRY_BASE_SECONDS = env_int("CLARA_WEBHOOK_RETRY_BASE_SECONDS", 30)
 CLARA_WEBHOOK_RETRY_HOURS = env_int("CLARA_WEBHOOK_RETRY_HOURS", 24)
+# Webhooks go to public receivers only: an address that is private, loopback, link-local (the
+# cloud's metadata service), shared or reserved is refused when the webhook is registered and
+# again when each delivery connects (memory/webhooks/services.py), unless it lies in one of
+# these networks (comma-separated; for a receiver inside the operator's own network). With
+# DEBUG, this machine's loopback is allowed, for a receiver beside `make run`.
+CLARA_WEBHOOK_ALLOWED_NETWORKS = env_list(
+    "CLARA_WEBHOOK_ALLOWED_NETWORKS", ["127.0.0.0/8", "::1/128"] if DEBUG else []
+)
+for _network in CLARA_WEBHOOK_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"Not an address or network: {_network!r}.") from None
 
 # --- An optional LLM (memory/core/llm.py) --------------------------------------------------------
 # An OpenAI-compatible endpoint (".../v1"). Unset: summaries are extractive and the reference

@@ -42,6 +42,13 @@ def _fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _receivers_on_loopback(settings):
+    """The tests' HTTP receivers listen on this machine's loopback, which production refuses as a
+    webhook address (tests/memory/test_webhooks.py takes the allowance away to show it)."""
+    settings.CLARA_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+
+
 class ApiClient:
     """A Django test client that sends the bot's key and JSON bodies."""
 

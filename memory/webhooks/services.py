@@ -5,12 +5,23 @@ across attempts), `X-Clara-Event`, `X-Clara-Timestamp` (Unix seconds of this att
 `X-Clara-Signature: sha256=<hex>`, the HMAC-SHA256 with the webhook's secret of
 `<timestamp>.<body>`. A failed attempt (no answer in time, or any status outside 2xx) is tried
 again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS after the event, then marked failed.
+
+Where a delivery may go: only to addresses on the public internet (`ipaddress`'s `is_global`), or
+to networks the operator lists in CLARA_WEBHOOK_ALLOWED_NETWORKS. Otherwise anyone holding an API
+key with `admin` could make the server POST to its own private network, its loopback or the
+cloud's metadata service. The host is checked when the webhook is registered (a literal address,
+or a name that resolves), and every attempt resolves the name again, checks every address and
+connects to the one it checked (the name still sent as Host and TLS server name), so a name that
+changes its answer between the check and the connection reaches nothing new. Redirects are not
+followed.
 """
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import secrets
+import socket
 import uuid
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -26,11 +37,79 @@ from memory.webhooks.models import Webhook, WebhookDelivery, WebhookEvent
 MAX_WEBHOOKS_PER_ORGANISATION = 20
 
 
+class Unreachable(Exception):
+    """A webhook's host is not an address deliveries may go to, or does not resolve."""
+
+
+def _allowed(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    for network in settings.CLARA_WEBHOOK_ALLOWED_NETWORKS:
+        if address in ipaddress.ip_network(network, strict=False):
+            return True
+    return address.is_global and not address.is_multicast
+
+
+def _addresses(host: str, port: int) -> list[str]:
+    """Every address `host` stands for (itself, if it is one); Unreachable when none is
+    allowed to receive deliveries, or any is not (a name with one private answer is refused)."""
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            raise Unreachable("The host does not resolve.") from exc
+        found = list(dict.fromkeys(answer[4][0].split("%")[0] for answer in answers))
+    else:
+        found = [str(literal)]
+    if not found or not all(_allowed(ipaddress.ip_address(a)) for a in found):
+        raise Unreachable("The host is a private or internal address.")
+    return found
+
+
+def _port(parts) -> int:
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
 def _check_url(url: str) -> str:
     parts = urlsplit(url)
+    try:
+        port = _port(parts)
+    except ValueError:
+        raise Invalid("The URL's port is not a number from 0 to 65535.", field="url") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise Invalid("The URL must be http:// or https:// with a host.", field="url")
+    try:
+        _addresses(parts.hostname, port)
+    except Unreachable as exc:
+        if "private" in str(exc):
+            raise Invalid(
+                "Webhooks go to receivers on the public internet; this host is a private or "
+                "internal address.",
+                field="url",
+            ) from None
+        # A name that does not resolve yet is kept: each delivery checks it again.
     return url
+
+
+def _post(url: str, *, content: bytes, headers: dict) -> httpx.Response:
+    """POST to `url` at an address `_addresses` allowed, checked just before connecting."""
+    parts = urlsplit(url)
+    address = _addresses(parts.hostname, _port(parts))[0]
+    target = httpx.URL(url).copy_with(host=address)
+    extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+    with httpx.Client(
+        timeout=settings.CLARA_WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False
+    ) as client:
+        request = client.build_request(
+            "POST",
+            target,
+            content=content,
+            headers={**headers, "Host": parts.netloc.rpartition("@")[2]},
+            extensions=extensions,
+        )
+        return client.send(request)
 
 
 def _check_events(events: list[str]) -> list[str]:
@@ -146,18 +225,14 @@ def delivery_attempt(*, delivery_id: uuid.UUID, now: datetime | None = None) -> 
     }
     status_code, error = None, ""
     try:
-        response = httpx.post(
-            delivery.webhook.url,
-            content=body,
-            headers=headers,
-            timeout=settings.CLARA_WEBHOOK_TIMEOUT_SECONDS,
-            follow_redirects=False,
-        )
+        response = _post(delivery.webhook.url, content=body, headers=headers)
         status_code = response.status_code
         if not 200 <= status_code < 300:
             error = f"HTTP {status_code}"
     except httpx.HTTPError as exc:
         error = type(exc).__name__
+    except Unreachable as exc:
+        error = str(exc)
     delivery.attempts += 1
     delivery.last_attempt_at = now
     delivery.last_status_code = status_code

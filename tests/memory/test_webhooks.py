@@ -251,3 +251,84 @@ def test_only_webhooks_of_the_alerts_organisation_and_event_hear(organisation, h
 
     delivery.alert_deliver(alert_id=alert.id)
     assert WebhookDelivery.objects.count() == 0
+
+
+# --- Where deliveries may go: public receivers only (no server-side request forgery) ------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/hook",
+        "http://localhost/hook",
+        "http://10.1.2.3/hook",
+        "https://192.168.0.10/hook",
+        "http://169.254.169.254/latest/meta-data/",  # the cloud's metadata service
+        "http://100.64.0.1/hook",  # shared address space
+        "http://[::1]/hook",
+        "http://[::ffff:127.0.0.1]/hook",  # IPv4 loopback written as IPv6
+        "http://[fd00::1]/hook",
+        "http://0.0.0.0/hook",
+    ],
+)
+def test_a_private_or_internal_address_is_refused_and_nothing_is_stored(admin_api, settings, url):
+    settings.CLARA_WEBHOOK_ALLOWED_NETWORKS = []
+    response = admin_api.post("/api/v1/webhooks", {"url": url, "events": ["alert.raised"]})
+    assert response.status_code == 422
+    assert response.json()["field"] == "url" and "public internet" in response.json()["detail"]
+    assert not Webhook.objects.exists()
+
+
+def test_an_allowed_network_may_receive(admin_api, settings):
+    settings.CLARA_WEBHOOK_ALLOWED_NETWORKS = ["10.0.0.0/8"]
+    ok = admin_api.post(
+        "/api/v1/webhooks", {"url": "http://10.1.2.3/hook", "events": ["alert.raised"]}
+    )
+    assert ok.status_code == 201
+    refused = admin_api.post(
+        "/api/v1/webhooks", {"url": "http://192.168.0.10/hook", "events": ["alert.raised"]}
+    )
+    assert refused.status_code == 422
+
+
+def _pending_delivery(organisation, url: str) -> WebhookDelivery:
+    services.webhook_create(organisation_id=organisation.pk, url=url, events=["alert.raised"])
+    (delivery,) = services.event_emit(
+        organisation_id=organisation.pk,
+        event="alert.raised",
+        data={"alert_id": 1},
+        dedupe_key=uuid.uuid4().hex,
+        at=timezone.now(),
+    )
+    return delivery
+
+
+def test_each_delivery_checks_the_address_again(organisation, http_receiver, settings):
+    """Registered while its address was allowed (a name that later answers with a private
+    address does the same): the delivery connects to nothing and says why."""
+    delivery = _pending_delivery(organisation, http_receiver.url)
+    settings.CLARA_WEBHOOK_ALLOWED_NETWORKS = []
+    made = services.delivery_attempt(delivery_id=delivery.id)
+    assert http_receiver.requests == []
+    assert made.status == WebhookDelivery.Status.PENDING and made.attempts == 1
+    assert WebhookDelivery.objects.get(id=delivery.id).last_error == (
+        "The host is a private or internal address."
+    )
+
+
+def test_a_name_that_does_not_resolve_is_kept_and_retried(organisation):
+    delivery = _pending_delivery(organisation, "https://nurse-call.invalid/hook")
+    made = services.delivery_attempt(delivery_id=delivery.id)
+    assert made.status == WebhookDelivery.Status.PENDING and made.next_attempt_at is not None
+    assert WebhookDelivery.objects.get(id=delivery.id).last_error == "The host does not resolve."
+
+
+def test_a_delivery_by_name_connects_to_the_checked_address_and_keeps_the_host(
+    organisation, http_receiver
+):
+    port = http_receiver.url.split(":")[2].split("/")[0]
+    delivery = _pending_delivery(organisation, f"http://localhost:{port}/hook")
+    made = services.delivery_attempt(delivery_id=delivery.id)
+    assert made.status == WebhookDelivery.Status.DELIVERED
+    (request,) = http_receiver.requests
+    assert request.headers["host"] == f"localhost:{port}"
