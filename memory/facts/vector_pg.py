@@ -542,6 +542,11 @@ def search_scope(
     # the HNSW index. The blend's inputs (pinned, importance, updated_at, hashed entity refs) come
     # as plain columns: no row is decrypted for it.
     ctes, cte_params, parts, part_params = [], [], [], []
+    if q:
+        # The query vector crosses once (4 KB of text), referred to below as `(SELECT v FROM qv)`,
+        # which the HNSW index scan still takes as its ordering argument.
+        ctes.append("qv AS (SELECT %s::vector AS v)")
+        cte_params.append(q)
     stats = None
     if hashed:
         with _stats_lock:
@@ -558,10 +563,10 @@ def search_scope(
             cte_params += list(stats[1])
         ctes.append(
             _KEYWORD_CTES.format(
-                sim="-(search_vector <#> %s::vector)" if q else "0::float8", where=where
+                sim="-(search_vector <#> (SELECT v FROM qv))" if q else "0::float8", where=where
             )
         )
-        cte_params += ([q] if q else []) + params + [scope, hashed, hashed]
+        cte_params += params + [scope, hashed, hashed]
         cte_params += [_K1, 1 - _B, _B, _K1 + 1, s.SIMILARITY_WEIGHT, s.KEYWORD_WEIGHT]
         parts.append(
             "(SELECT 1 AS part, id, score, top, sim, n, total, "
@@ -575,12 +580,12 @@ def search_scope(
         )
     if q:
         parts.append(
-            "(SELECT 2, id, NULL::float8, NULL::float8, -(search_vector <#> %s::vector), "
+            "(SELECT 2, id, NULL::float8, NULL::float8, -(search_vector <#> (SELECT v FROM qv)), "
             f"NULL::bigint, NULL::bigint, {_BLEND} FROM memories WHERE {where} "
             "AND search_vector IS NOT NULL ORDER BY search_vector::halfvec(384) <#> "
-            "%s::halfvec(384) LIMIT %s)"
+            "(SELECT v::halfvec(384) FROM qv) LIMIT %s)"
         )
-        part_params += [q, *params, q, take]
+        part_params += [*params, take]
 
     similarity: dict = {}
     words: dict = {}
