@@ -333,12 +333,23 @@ def main() -> int:
     parser.add_argument(
         "--ef-search", type=int, help="hnsw.ef_search for this run (default: vector_pg's)"
     )
+    parser.add_argument(
+        "--force-hnsw",
+        action="store_true",
+        help="planner told not to sort (enable_sort off), so that scopes small enough to be "
+        "ranked exactly still walk the HNSW index: the recall of the walk itself",
+    )
     args = parser.parse_args()
     _setup()
     if args.ef_search:
         from memory.facts import vector_pg
 
         vector_pg.EF_SEARCH = args.ef_search
+    if args.force_hnsw:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SET enable_sort = off")
     worse = False
     for label, sets in (
         ("synthetic", synthetic_sets() if args.check else None),
