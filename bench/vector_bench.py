@@ -288,7 +288,7 @@ def latency(size: int, queries: int, seed: int = 11) -> None:
         _search(path, person, "tea", vectors[0], at)
         first[path] = (time.perf_counter() - started) * 1000
     times: dict[str, list[float]] = defaultdict(list)
-    same = 0
+    same = top10 = 0
     for q in range(queries):
         query = f"{words[rng.integers(len(words))]} {words[rng.integers(len(words))]}"
         vector = vectors[rng.integers(size)] + rng.standard_normal(384).astype(np.float32) * 0.05
@@ -300,6 +300,9 @@ def latency(size: int, queries: int, seed: int = 11) -> None:
             found[path] = _search(path, person, query, vector, at, scores=True)
             times[path].append((time.perf_counter() - started) * 1000)
         same += len({repr(hits) for path, hits in found.items() if path != "inprocess"}) == 1
+        top10 += [key for key, _, _ in found["pgvector"]] == [
+            key for key, _, _ in found["inprocess"]
+        ]
     print(f"\n| {size} memories, {queries} queries | first search ms | p50 ms | p90 ms |")
     print("|---|---:|---:|---:|")
     for path in paths:
@@ -310,6 +313,7 @@ def latency(size: int, queries: int, seed: int = 11) -> None:
         )
     ratio = statistics.median(times["pgvector"]) / statistics.median(times["inprocess"])
     print(f"pgvector / inprocess at p50: {ratio:.2f}; load average {os.getloadavg()}")
+    print(f"pgvector's top 10 = the in-process top 10 in {top10} of {queries} queries")
     for path in BASELINES:
         ratio = statistics.median(times[path]) / statistics.median(times["pgvector"])
         print(
@@ -326,8 +330,26 @@ def main() -> int:
     parser.add_argument("--size", type=int, help="memories for the latency run")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--baseline", help="also time the pgvector search of this commit")
+    parser.add_argument(
+        "--ef-search", type=int, help="hnsw.ef_search for this run (default: vector_pg's)"
+    )
+    parser.add_argument(
+        "--force-hnsw",
+        action="store_true",
+        help="planner told not to sort (enable_sort off), so that scopes small enough to be "
+        "ranked exactly still walk the HNSW index: the recall of the walk itself",
+    )
     args = parser.parse_args()
     _setup()
+    if args.ef_search:
+        from memory.facts import vector_pg
+
+        vector_pg.EF_SEARCH = args.ef_search
+    if args.force_hnsw:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SET enable_sort = off")
     worse = False
     for label, sets in (
         ("synthetic", synthetic_sets() if args.check else None),

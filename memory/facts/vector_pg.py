@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import threading
 import weakref
 from collections import OrderedDict, defaultdict
@@ -50,10 +49,18 @@ logger = logging.getLogger(__name__)
 DIMS = 384
 MODES = ("inprocess", "pgvector", "auto")
 ALIAS = "default"
-# HNSW candidates examined per search (pgvector's default is 40); iterative scans go further
-# when the scope and filters leave too few.
-EF_SEARCH = 200
+# HNSW candidates examined per search (pgvector's default is 40; at least the 50 candidates a
+# search takes); iterative scans go further when the scope and filters leave too few. 64 instead
+# of 200 since issue 19's third round: the same top 10 as the exact in-process ranking for every
+# LoCoMo dev and synthetic question, at about half the scan (docs/benchmarks.md).
+EF_SEARCH = 64
 SYNC_BATCH = 500
+# A sync that rewrote at least this many rows refreshes the planner's statistics of the search
+# columns at once: until autovacuum's next ANALYZE the planner believes the new vectors are NULL
+# (as they were when last sampled), estimates one matching row and sorts the scope's rows by exact
+# distance instead of walking the HNSW index (57 ms against 5 ms at 10k, docs/benchmarks.md).
+ANALYZE_ROWS = 1000
+ANALYZE_SQL = "ANALYZE memories (scope, status, expires_at, search_vector, search_terms)"
 TOKEN_CHARS = 16
 
 # --- Schema -------------------------------------------------------------------------------------
@@ -63,9 +70,14 @@ INSTALL_SQL = [
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_terms text[]",
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_length integer",
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_entities text[]",
-    # Only live rows are ever searched; cosine, which on unit vectors orders as the dot product.
-    "CREATE INDEX IF NOT EXISTS idx_memories_search_vector ON memories "
-    "USING hnsw (search_vector vector_cosine_ops) WHERE status = 'active'",
+    # Only live rows are ever searched. The graph is built over half-precision copies ordered by
+    # the inner product (the in-process similarity): half the bytes per distance of the float
+    # vectors, ~25-45 % faster a scan at 10k; the candidates' similarities are then computed from
+    # the full vectors, so only which 50 rows are candidates can differ, as with any HNSW walk.
+    "CREATE INDEX IF NOT EXISTS idx_memories_search_halfvec ON memories "
+    "USING hnsw ((search_vector::halfvec(384)) halfvec_ip_ops) WHERE status = 'active'",
+    # The first index (cosine over the float vectors), replaced by the one above.
+    "DROP INDEX IF EXISTS idx_memories_search_vector",
     "CREATE INDEX IF NOT EXISTS idx_memories_search_terms ON memories "
     "USING gin (search_terms) WHERE status = 'active'",
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_generation bigint",
@@ -75,6 +87,7 @@ INSTALL_SQL = [
 
 UNINSTALL_SQL = [
     "DROP INDEX IF EXISTS idx_memories_search_vector",
+    "DROP INDEX IF EXISTS idx_memories_search_halfvec",
     "DROP INDEX IF EXISTS idx_memories_search_terms",
     "ALTER TABLE memories DROP COLUMN IF EXISTS search_vector, "
     "DROP COLUMN IF EXISTS search_terms, DROP COLUMN IF EXISTS search_length, "
@@ -102,6 +115,11 @@ def install(connection) -> bool:
         except DatabaseError as error:  # e.g. not allowed to create extensions
             logger.warning("pgvector is available but could not be enabled: %s", error)
             return False
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        version = cursor.fetchone()[0]
+        if not supported(version):
+            logger.warning("pgvector %s is older than %s (halfvec): not used", version, MIN_VERSION)
+            return False
         for statement in INSTALL_SQL:
             cursor.execute(statement)
     _installed.clear()
@@ -115,6 +133,19 @@ def uninstall(connection) -> None:
         for statement in UNINSTALL_SQL:
             cursor.execute(statement)
     _installed.clear()
+
+
+# halfvec and its HNSW operator classes came with pgvector 0.7.0.
+MIN_VERSION = (0, 7, 0)
+
+
+def supported(version: str | None) -> bool:
+    if not version:
+        return False
+    try:
+        return tuple(int(part) for part in version.split(".")[:3]) >= MIN_VERSION
+    except ValueError:
+        return False
 
 
 # --- Which path runs ----------------------------------------------------------------------------
@@ -140,7 +171,7 @@ def extension_version(alias: str = ALIAS) -> str | None:
             "AND column_name = 'search_vector' AND table_schema = current_schema())"
         )
         row = cursor.fetchone()
-    version = row[0] if row else None
+    version = row[0] if row and supported(row[0]) else None
     with _installed_lock:
         _installed[key] = version
     return version
@@ -222,7 +253,7 @@ def after_write(scope: str) -> None:
     transaction.on_commit(functools.partial(sync_scope, scope), using=ALIAS, robust=True)
 
 
-def sync_scope(scope: str, *, force: bool = False) -> int:
+def sync_scope(scope: str, *, force: bool = False, analyze: bool = True) -> int:
     """Bring the scope's search columns up to its generation; returns the rows re-derived."""
     connection = connections[ALIAS]
     kid, rotation = _key()
@@ -260,7 +291,14 @@ def sync_scope(scope: str, *, force: bool = False) -> int:
             "WHERE scope = %s",
             [generation, epoch, kid, scope],
         )
+    if analyze and count >= ANALYZE_ROWS:
+        _analyze()
     return count
+
+
+def _analyze() -> None:
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute(ANALYZE_SQL)
 
 
 def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
@@ -306,7 +344,9 @@ def sync_all(*, force: bool = False) -> tuple[int, int]:
     with connections[ALIAS].cursor() as cursor:
         cursor.execute("SELECT scope FROM memory_scopes ORDER BY scope")
         scopes = [row[0] for row in cursor.fetchall()]
-    rows = sum(sync_scope(scope, force=force) for scope in scopes)
+    rows = sum(sync_scope(scope, force=force, analyze=False) for scope in scopes)
+    if rows >= ANALYZE_ROWS:
+        _analyze()
     return len(scopes), rows
 
 
@@ -352,6 +392,31 @@ _stats_lock = threading.Lock()
 
 # What the blend reads of each candidate, as plain columns (no row is decrypted for it).
 _BLEND = "pinned, importance, updated_at, search_entities"
+# BM25 as the in-process copy scores it (search.py), term by term in the query's order so that
+# the sum is the same float: idf from the matching rows' document frequencies, tf from the row's
+# tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
+_K1, _B = 1.2, 0.75
+_KEYWORD_CTES = (
+    "m AS (SELECT id, search_terms, search_length, {sim} AS sim, ({where}) AS ok, "
+    + _BLEND
+    + " FROM memories WHERE scope = %s AND status = 'active' AND search_terms && %s::text[]), "
+    "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i)), "
+    "df AS MATERIALIZED (SELECT qt.t, qt.i, ln(1 + ((st.n - count(m.id))::float8 + 0.5) "
+    "/ (count(m.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
+    "LEFT JOIN m ON m.search_terms @> ARRAY[qt.t] GROUP BY qt.t, qt.i, st.n), "
+    "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1), "
+    "scored0 AS MATERIALIZED (SELECT m.*, st.n, st.total, ("
+    "SELECT sum(df.idf * x.tf * k.k1p1 / (x.tf + k.k1 * (k.one_b + k.b "
+    "* coalesce(m.search_length, 0)::float8 / CASE WHEN st.n > 0 AND st.total > 0 "
+    "THEN st.total::float8 / st.n ELSE 1.0::float8 END)) ORDER BY df.i) "
+    "FILTER (WHERE x.tf > 0) FROM df CROSS JOIN LATERAL (SELECT coalesce(cardinality("
+    "array_positions(m.search_terms, df.t)), 0)::float8 AS tf) AS x) AS score "
+    "FROM m CROSS JOIN st CROSS JOIN k), "
+    "scored AS (SELECT scored0.*, max(score) OVER () AS top, "
+    "CASE WHEN max(score) OVER () > 0 THEN "
+    "%s::float8 * least(greatest(sim, 0), 1) + %s::float8 * (score / max(score) OVER ()) "
+    "ELSE least(greatest(sim, 0), 1) END AS relevance FROM scored0)"
+)
 # Database connections whose session already searches with this hnsw.ef_search.
 _ef_set: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -394,24 +459,6 @@ def _filters(scope, *, prefix, types, persona, confirmed, at) -> tuple[str, list
     return " AND ".join(sql), params
 
 
-def _passes(row, *, prefix, types, persona, confirmed, at) -> bool:
-    """The same mask for a row read without it (the keyword candidates)."""
-    from memory.facts.store import SEP
-
-    namespace, type_, persona_, confirmed_, expires = row
-    if expires is not None and expires <= at:
-        return False
-    if len(prefix) > 2:
-        path = SEP.join(prefix)
-        if namespace != path and not namespace.startswith(path + SEP):
-            return False
-    if types and type_ not in types:
-        return False
-    if confirmed is not None and confirmed_ != confirmed:
-        return False
-    return persona is None or persona_ is None or persona_ == persona
-
-
 def search_scope(
     scope: str,
     *,
@@ -438,7 +485,6 @@ def search_scope(
     where, params = _filters(
         scope, prefix=prefix, types=types, persona=persona, confirmed=confirmed, at=at
     )
-    mask = dict(prefix=prefix, types=types, persona=persona, confirmed=confirmed, at=at)
     connection = connections[ALIAS]
 
     def fetch(ids) -> dict:
@@ -490,35 +536,56 @@ def search_scope(
     wanted = max(s.CANDIDATES, offset + limit)
     take = wanted * (4 if metadata else 1)
 
-    # The scope's size, the keyword candidates and the vector candidates in one statement; the
-    # blend's inputs (pinned, importance, updated_at, hashed entity refs) as plain columns.
-    parts, part_params = [], []
+    # One statement: the keyword candidates ranked by BM25 in SQL and cut to the best `take` by
+    # relevance (only those rows cross to Python, not every row sharing a word), the scope's size
+    # for BM25 when this process has not counted it at this state, and the vector candidates from
+    # the HNSW index. The blend's inputs (pinned, importance, updated_at, hashed entity refs) come
+    # as plain columns: no row is decrypted for it.
+    ctes, cte_params, parts, part_params = [], [], [], []
+    if q:
+        # The query vector crosses once (4 KB of text), referred to below as `(SELECT v FROM qv)`,
+        # which the HNSW index scan still takes as its ordering argument.
+        ctes.append("qv AS (SELECT %s::vector AS v)")
+        cte_params.append(q)
+    stats = None
     if hashed:
-        sim_sql = "-(search_vector <#> %s::vector)" if q else "NULL::float8"
-        parts.append(
-            f"SELECT 1 AS part, id, search_terms, search_length, {sim_sql} AS sim, namespace, "
-            f"type, persona, confirmed, expires_at, {_BLEND} FROM memories "
-            "WHERE scope = %s AND status = 'active' AND search_terms && %s::text[]"
-        )
-        part_params += ([q] if q else []) + [scope, hashed]
         with _stats_lock:
             stats = _stats.get(scope)
         if stats is None or state is None or stats[0] != state:
             stats = None
-            parts.append(
-                "SELECT 0, NULL, NULL, count(*), coalesce(sum(search_length), 0), NULL, NULL, "
-                "NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM memories "
-                "WHERE scope = %s AND status = 'active'"
+            ctes.append(
+                "st AS (SELECT count(*) AS n, coalesce(sum(search_length), 0) AS total "
+                "FROM memories WHERE scope = %s AND status = 'active')"
             )
-            part_params.append(scope)
+            cte_params.append(scope)
+        else:
+            ctes.append("st AS (SELECT %s::bigint AS n, %s::bigint AS total)")
+            cte_params += list(stats[1])
+        ctes.append(
+            _KEYWORD_CTES.format(
+                sim="-(search_vector <#> (SELECT v FROM qv))" if q else "0::float8", where=where
+            )
+        )
+        cte_params += params + [scope, hashed, hashed]
+        cte_params += [_K1, 1 - _B, _B, _K1 + 1, s.SIMILARITY_WEIGHT, s.KEYWORD_WEIGHT]
+        parts.append(
+            "(SELECT 1 AS part, id, score, top, sim, n, total, "
+            f"{_BLEND} FROM scored WHERE ok ORDER BY relevance DESC LIMIT %s)"
+        )
+        part_params.append(take)
+        # The best score and the scope's size even when no row sharing a word passes the filters.
+        parts.append(
+            "(SELECT 0, NULL, NULL, max(score), NULL, max(n), max(total), NULL, NULL, NULL, NULL "
+            "FROM scored)"
+        )
     if q:
         parts.append(
-            "SELECT * FROM (SELECT 2, id, NULL::text[], NULL::integer, "
-            "-(search_vector <#> %s::vector), NULL::varchar, NULL::varchar, NULL::varchar, "
-            f"NULL::boolean, NULL::timestamptz, {_BLEND} FROM memories WHERE {where} "
-            "AND search_vector IS NOT NULL ORDER BY search_vector <=> %s::vector LIMIT %s) AS v"
+            "(SELECT 2, id, NULL::float8, NULL::float8, -(search_vector <#> (SELECT v FROM qv)), "
+            f"NULL::bigint, NULL::bigint, {_BLEND} FROM memories WHERE {where} "
+            "AND search_vector IS NOT NULL ORDER BY search_vector::halfvec(384) <#> "
+            "(SELECT v::halfvec(384) FROM qv) LIMIT %s)"
         )
-        part_params += [q, *params, q, take]
+        part_params += [*params, take]
 
     similarity: dict = {}
     words: dict = {}
@@ -526,24 +593,22 @@ def search_scope(
     top_words = 0.0
     matched, found = [], []
     if parts:
+        with_sql = ("WITH " + ", ".join(ctes) + " ") if ctes else ""
         with connection.cursor() as cursor:
             if q:
                 _ef_search(connection, cursor, max(EF_SEARCH, take))
-            cursor.execute(" UNION ALL ".join(parts), part_params)
-            size = total = 0
-            if hashed and stats is not None:
-                size, total = stats[1]
+            cursor.execute(with_sql + " UNION ALL ".join(parts), cte_params + part_params)
             for row in cursor.fetchall():
-                if row[0] == 0:
-                    size, total = row[3], row[4]
-                    if state is not None:
+                if row[0] == 1:
+                    matched.append(row)
+                elif row[0] == 0:
+                    top_words = row[3] or 0.0
+                    if stats is None and state is not None and row[5] is not None:
                         with _stats_lock:
-                            _stats[scope] = (state, (size, total))
+                            _stats[scope] = (state, (row[5], row[6]))
                             _stats.move_to_end(scope)
                             while len(_stats) > _STATS_SIZE:
                                 _stats.popitem(last=False)
-                elif row[0] == 1:
-                    matched.append(row)
                 else:
                     found.append(row)
             if q and len(found) < take:
@@ -552,38 +617,19 @@ def search_scope(
                 # enough to rank exactly (`+ 0` keeps the planner off the index).
                 cursor.execute(
                     f"SELECT 2, id, NULL, NULL, -(search_vector <#> %s::vector), NULL, NULL, "
-                    f"NULL, NULL, NULL, {_BLEND} FROM memories WHERE {where} "
-                    "AND search_vector IS NOT NULL ORDER BY (search_vector <=> %s::vector) + 0 "
+                    f"{_BLEND} FROM memories WHERE {where} "
+                    "AND search_vector IS NOT NULL ORDER BY (search_vector <#> %s::vector) + 0 "
                     "LIMIT %s",
                     [q, *params, q, take],
                 )
                 found = cursor.fetchall()
-    if matched:
-        avg = total / size if size and total else 1.0
-        k1, b = 1.2, 0.75
-        df = defaultdict(int)
-        for row in matched:
-            for t in set(row[2]) & set(hashed):
-                df[t] += 1
-        for row in matched:
-            counts: dict = defaultdict(int)
-            for t in row[2]:
-                counts[t] += 1
-            norm = k1 * (1 - b + b * (row[3] or 0) / avg)
-            score = 0.0
-            for t in hashed:
-                tf = counts.get(t)
-                if tf:
-                    idf = math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5))
-                    score += idf * tf * (k1 + 1) / (tf + norm)
-            top_words = max(top_words, score)
-            if _passes(row[5:10], **mask):
-                words[row[1]] = score
-                similarity[row[1]] = float(row[4]) if row[4] is not None else 0.0
-                blend[row[1]] = row[10:]
+    for row in matched:
+        words[row[1]] = row[2]
+        similarity[row[1]] = float(row[4]) if row[4] is not None else 0.0
+        blend[row[1]] = row[7:]
     for row in found:
         similarity.setdefault(row[1], float(row[4]))
-        blend.setdefault(row[1], row[10:])
+        blend.setdefault(row[1], row[7:])
 
     def relevance_of(id_) -> float:
         sim = similarity.get(id_, 0.0)

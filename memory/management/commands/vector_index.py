@@ -24,7 +24,9 @@ class Command(BaseCommand):
     def handle(self, *args, install: bool, check: bool, force: bool, **options):
         connection = connections[vector_pg.ALIAS]
         if install and not vector_pg.install(connection):
-            raise CommandError("This database has no pgvector extension available.")
+            raise CommandError(
+                "This database has no pgvector extension available (0.7.0 or later needed)."
+            )
         if vector_pg.extension_version() is None:
             raise CommandError(
                 "No pgvector search columns here (SQLite, or PostgreSQL without the extension): "
