@@ -1194,7 +1194,7 @@ THING_LOST = [
 ]
 THING_OTHER = [
     ("broken", ["{T} is broken.", "Can you mend {t}? It's broken."]),
-    ("new", ["I need a new one of {t}.", "Can we buy me new {t}?"]),
+    ("new", ["{T} is worn out, I need a new one.", "I want to replace {t}, it's no good now."]),
 ]
 
 PLACES = {
@@ -1265,6 +1265,52 @@ for place, forms in PLACES.items():
         "place",
         [_fill(t, forms[i % len(forms)], "l") for i, t in enumerate(PLACE_OPEN)],
     )
+
+# A reason or a second thought said with the ask ("added context"): the ask stays the concern.
+# By concern name, or by the prefix of a templated concern.
+REASONS: dict[str, list[str]] = {
+    "go_home": [
+        "The cat will want feeding.",
+        "I've left the oven on.",
+        "My husband will be waiting.",
+    ],
+    "where_am_i": ["I was at home a minute ago.", "I don't like it."],
+    "what_day": ["I've got things to do.", "Is the paper here?"],
+    "what_time": ["I mustn't miss my bus.", "Is it nearly bedtime?"],
+    "hungry": ["I missed my breakfast.", "I've been waiting ages."],
+    "took_tablets": ["The doctor said I mustn't miss them.", "I don't want to take them twice."],
+    "time_tablets": ["My knee is hurting.", "The nurse hasn't been."],
+    "no_money": ["I need to pay the paper boy.", "I was going to buy some stamps."],
+    "go_work": ["The boss is a stickler.", "It's payday on Friday."],
+    "collect_children": ["They'll be frightened if nobody comes.", "It's raining."],
+    "bed": ["It's been a long day.", "My legs are aching."],
+    "outside": ["It's a lovely day.", "I feel shut in."],
+    "toilet": ["I can't hold on.", "Quickly."],
+    "scared": ["There's a man at the window.", "I heard a noise."],
+    "lonely": ["My husband died, you know.", "The days are so long."],
+    "dog_fed": ["He's whining.", "I don't want him to go hungry."],
+    "lost_": [
+        "I need to go out.",
+        "I'm going to the shops.",
+        "It was here a minute ago.",
+        "I always keep it by the bed.",
+    ],
+    "want_": ["I'm worried.", "It's getting dark.", "They said they wouldn't be long."],
+    "go_": ["It's important.", "I promised I would.", "I'll be late."],
+}
+reason_rng = random.Random(SEED + 1)
+for name, (_, wordings) in list(CONCERNS.items()):
+    reasons = REASONS.get(name) or next(
+        (r for prefix, r in REASONS.items() if prefix.endswith("_") and name.startswith(prefix)),
+        None,
+    )
+    if not reasons:
+        continue
+    asks = [w for w in wordings[:8] if len(w.split()) <= 8]
+    for ask in reason_rng.sample(asks, min(3, len(asks))):
+        reason = reason_rng.choice(reasons)
+        wordings.append(f"{ask} {reason}" if reason_rng.random() < 0.7 else f"{reason} {ask}")
+
 
 # Styles laid over a wording: filler before, a rambling reason after, the words said twice.
 FILLERS = ["Oh dear, I don't know, ", "Um, sorry love, ", "Listen, ", "Excuse me, ", "Well, "]
