@@ -1109,6 +1109,13 @@ concern(
     ],
 )
 LINKS_MORE = [
+    # Short questions with no content word, of different kinds: close in MiniLM, not one ask.
+    ("where_am_i", "who_are_you", "same_frame"),
+    ("where_am_i", "what_time", "same_frame"),
+    ("who_are_you", "what_time", "same_frame"),
+    ("who_are_you", "what_day", "same_frame"),
+    ("where_am_i", "what_day", "same_frame"),
+    ("how_got_here", "who_are_you", "same_frame"),
     ("heating", "turn_heating_down", "opposite"),
     ("hot", "turn_heating_down", "same_topic"),
     ("bath", "wash_hair", "same_topic"),

@@ -383,9 +383,9 @@ def feature_values(get) -> list:
     return out
 
 
-WEIGHTS = (-1.1, -3.2, 7.6, 0.2, -0.3, -2.5, 2.7, 5.2, 1.6, 9.6, 4.3, -0.8, -12.1)
-BIAS = -3.0
-CUT = 0.58  # probability at least this: the same meaning
+WEIGHTS = (1.2, -3.8, 7.2, 0.3, -0.5, -1.6, 2.9, 4.9, 1.3, 8.3, 3.5, 0.5, -11.5)
+BIAS = -3.8
+CUT = 0.56  # probability at least this: the same meaning
 
 
 @dataclass(frozen=True)
@@ -446,10 +446,14 @@ class Comparison:
         if self.opposite or self.other_space:
             return False
         if settings.weights is not None:
-            if self.unaligned and self.cosine < settings.threshold - settings.coverage_weight:
+            if self.unaligned and (
+                self.cosine < settings.threshold - settings.coverage_weight or self.other_question
+            ):
                 # No content words on one side: the sentence vector is the only evidence, and
                 # short questions of different kinds ("Where am I?" / "What time is it?") sit
-                # close in it. Asked of such pairs, the first version's bound still holds.
+                # close in it. Asked of such pairs, the first version's bound still holds; and
+                # with no content word on either side, two different wh-questions are two asks
+                # (the adapted model puts "Where am I?" / "Who are you?" at 0.53).
                 return False
             return self.probability(settings) >= settings.cut
         if self.conflict or self.substitution < settings.substitution_floor:
@@ -567,7 +571,9 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
             1.0,
             class_conflict,
             False,
-            False,
+            # Neither says a content word: the wh-word is all they ask, so two different ones
+            # ("Where am I?" / "Who are you?") are two questions (`same_meaning` vetoes them).
+            not a and not b and other_question,
             mood,
             True,
             earlier.space != current.space,
@@ -845,7 +851,8 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
         z += weight * value
     # As `Comparison.same_meaning`: no content word on one side and a low cosine is no repeat.
     vetoed = columns["unaligned"] & (
-        columns["cosine"] < settings.threshold - settings.coverage_weight
+        (columns["cosine"] < settings.threshold - settings.coverage_weight)
+        | columns["other_question"]
     )
     return (
         ~columns["opposite"]
