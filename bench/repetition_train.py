@@ -5,12 +5,13 @@ Two steps, two interpreters (torch is never a dependency of the project):
 
     # 1. in the project's venv: canonical texts of the training pairs and of the tuning half
     #    of pairs.jsonl (what meaning.analyse embeds), and numpy reference vectors
-    CLARA_BENCH_DIR=/work/benchdata/lora .venv/bin/python bench/repetition_train.py prepare
+    export CLARA_BENCH_DIR=../benchdata        # any directory outside the checkout
+    DEBUG=1 .venv/bin/python bench/repetition_train.py prepare
 
     # 2. in a separate venv with CPU torch (outside the checkout):
     #    python3 -m venv $CLARA_BENCH_DIR/train-venv
     #    $CLARA_BENCH_DIR/train-venv/bin/pip install torch==2.13.0 safetensors tokenizers numpy
-    CLARA_BENCH_DIR=/work/benchdata/lora $CLARA_BENCH_DIR/train-venv/bin/python \
+    $CLARA_BENCH_DIR/train-venv/bin/python \
         bench/repetition_train.py train --model-dir "$(.venv/bin/python -c \
         'from memory.core.embeddings import model_dir; print(model_dir())')" \
         --out memory/data/repeat_adapter.npz
