@@ -446,6 +446,10 @@ CLARA_EMBEDDER = env_str("CLARA_EMBEDDER", "minilm")
 # ONNX graphs are built from the shipped weights into CLARA_MODEL_CACHE_DIR (make install does it);
 # without onnxruntime the check falls back to "numpy". Long-term memory search never uses it.
 CLARA_REPEAT_EMBEDDER = env_str("CLARA_REPEAT_EMBEDDER", "onnx-int8")
+# The repeat check's runners merge a low-rank adapter into MiniLM (memory/data/repeat_adapter.npz,
+# trained on paraphrase pairs: issue 17, round four). Off: the base model, as before (for
+# benchmarks comparing the two; stored meanings record which model made them).
+CLARA_REPEAT_ADAPTER = env_bool("CLARA_REPEAT_ADAPTER", True)
 
 # --- Repetition (memory/conversations/repeats.py) ---------------------------------------------
 # Repeats by meaning as well as by words: each of the person's messages is analysed once (one

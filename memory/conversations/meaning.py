@@ -15,7 +15,11 @@ TV" at 0.12. So a message is analysed once, when it is first seen, from one Mini
    lexicon.CANONICAL and PHRASES), filler clauses dropped and stammered words said once
    (`tidy`: "oh dear, I don't know, where, where's my coat" → "where's my coat").
 2. The sentence vector: MiniLM of that text (the repeat check's own runner,
-   `repeat_embedder()`: ONNX Runtime int8 by default, memory/core/onnx_minilm.py).
+   `repeat_embedder()`: ONNX Runtime int8 by default, memory/core/onnx_minilm.py), with a
+   low-rank adapter merged into its weights (`REPEAT_ADAPTER`, memory/data/repeat_adapter.npz,
+   trained by bench/repetition_train.py on pairs written apart from the evaluation set), so that
+   the vectors know "I want to go to bed" and "Can I have a lie down?" ask for one thing.
+   Long-term memory search keeps the base model (memory.core.embeddings.get_embedder()).
 3. Content words (function words, light verbs and wh-words removed), each with a vector (its
    tokens' states after the last layer: no extra model call), a keyed hash of its stem
    (memory/core/crypto.py), its closed classes (lexicon.CLASSES), whether a negation covers it,
@@ -51,9 +55,10 @@ and `count_repeats` compares them all at once (`compare_many`: one product for t
 vectors and one for all the words, ~0.4 ms for 40). A process keeps its last 256 analysed
 messages (keyed by text, embedder and a keyed hash, so a new key never reuses old tokens) and its
 last 512 decoded stored meanings (a session's next turn reads 39 of the same 40 again).
-Storage (`to_stored`, version 3, column by column): the sentence vector as float16 and each
-word's vector as int8, hashes and flags: ~1.2 KB a message. It describes the person's words, so
-the caller encrypts it. Version 1 and 2 bytes are still read.
+Storage (`to_stored`, version 4, column by column): the sentence vector as float16 and each
+word's vector as int8, hashes and flags, and which model made the vectors (`space`): ~1.2 KB a
+message. It describes the person's words, so the caller encrypts it. Version 1, 2 and 3 bytes are
+still read (as the base model's vectors: against a new message only the fingerprint rule decides).
 
 Pure functions: no ORM. `analyse` takes the embedder (default: `repeat_embedder()`) and a hasher
 (default: crypto.keyed_hash under the primary key).
@@ -75,6 +80,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -100,6 +106,7 @@ from memory.conversations.wording import (  # noqa: F401  (canonical_text … ar
     stem,
     tidy,
 )
+from memory.core import embeddings
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +139,9 @@ class MessageMeaning:
     negations: int = 0  # negations that deny (not "I can't find"), at most 15
     frame: int = -1  # index in FRAMES of what it asks (where, what, when, …); -1: not known
     particles: int = 0  # which direction particles it says (wording.PARTICLES: in, out, on, …)
+    # Which model's vectors these are (the embedder's `space`: 0 the base MiniLM, else from the
+    # hash of the adapter merged into it). Vectors of two spaces are never compared.
+    space: int = 0
 
     # Arrays of the words, built once per message (a stored meaning is compared ~40 times).
     @cached_property
@@ -177,6 +187,23 @@ def _default_hasher(word: str) -> int:
 
 
 REPEAT_EMBEDDERS = ("onnx-int8", "onnx-fp32", "numpy")
+# The repeat check's LoRA adapter for MiniLM (bench/repetition_train.py; issue 17, round four),
+# merged into the weights of its runners only: long-term memory search keeps the base model.
+REPEAT_ADAPTER = embeddings.REPEAT_ADAPTER
+
+
+def repeat_adapter() -> Path | None:
+    """The adapter file the repeat check's runners merge in: REPEAT_ADAPTER, unless
+    settings.CLARA_REPEAT_ADAPTER is off (then the base model, as before round four)."""
+    try:
+        from django.conf import settings
+
+        enabled = bool(getattr(settings, "CLARA_REPEAT_ADAPTER", True))
+    except Exception:  # Django not installed or settings not configured (a plain script).
+        enabled = True
+    return REPEAT_ADAPTER if enabled and REPEAT_ADAPTER.exists() else None
+
+
 _repeat_embedders: dict[str, object] = {}
 _repeat_lock = threading.Lock()
 
@@ -211,7 +238,7 @@ def _make_repeat_embedder(name: str):
         try:
             from memory.core.onnx_minilm import OnnxMiniLM
 
-            embedder = OnnxMiniLM(name.removeprefix("onnx-"))
+            embedder = OnnxMiniLM(name.removeprefix("onnx-"), adapter=repeat_adapter())
             embedder.load()
             return embedder
         except Exception:  # onnxruntime or onnx missing, or the graph could not be written
@@ -219,7 +246,7 @@ def _make_repeat_embedder(name: str):
                 "repeat check: ONNX Runtime unavailable, using the numpy forward pass",
                 exc_info=True,
             )
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(adapter=repeat_adapter())
     embedder.load()
     return embedder
 
@@ -307,6 +334,7 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
             15,
             sum(1 for i, w in enumerate(plain) if w in lexicon.NEGATIONS and not seeking(plain, i)),
         ),
+        space=int(getattr(embedder, "space", 0)),
     )
 
 
@@ -355,9 +383,9 @@ def feature_values(get) -> list:
     return out
 
 
-WEIGHTS = (-3.1, -2.0, 6.4, -1.7, 0.0, -2.3, 1.4, 3.3, 3.6, 8.7, 3.3, -1.4, -9.6)
-BIAS = -1.6
-CUT = 0.81  # probability at least this: the same meaning
+WEIGHTS = (1.2, -3.8, 7.2, 0.3, -0.5, -1.6, 2.9, 4.9, 1.3, 8.3, 3.5, 0.5, -11.5)
+BIAS = -3.8
+CUT = 0.56  # probability at least this: the same meaning
 
 
 @dataclass(frozen=True)
@@ -393,6 +421,10 @@ class Comparison:
     other_question: bool = False  # two different wh-questions about a word both name
     mood: bool = False  # one asks, the other states
     unaligned: bool = False  # one of them has no content words (coverage says nothing)
+    # The two were analysed by different models (`MessageMeaning.space`: a row stored before
+    # the adapter): their likenesses mean nothing, so the meaning rule says no and only the
+    # fingerprint rule can call them a repeat (`is_repeat`).
+    other_space: bool = False
 
     def features(self) -> np.ndarray:
         """The detector's inputs, in the order of `FEATURES`."""
@@ -411,13 +443,17 @@ class Comparison:
         return self.cosine + settings.coverage_weight * self.coverage
 
     def same_meaning(self, settings: Settings = DEFAULT) -> bool:
-        if self.opposite:
+        if self.opposite or self.other_space:
             return False
         if settings.weights is not None:
-            if self.unaligned and self.cosine < settings.threshold - settings.coverage_weight:
+            if self.unaligned and (
+                self.cosine < settings.threshold - settings.coverage_weight or self.other_question
+            ):
                 # No content words on one side: the sentence vector is the only evidence, and
                 # short questions of different kinds ("Where am I?" / "What time is it?") sit
-                # close in it. Asked of such pairs, the first version's bound still holds.
+                # close in it. Asked of such pairs, the first version's bound still holds; and
+                # with no content word on either side, two different wh-questions are two asks
+                # (the adapted model puts "Where am I?" / "Who are you?" at 0.53).
                 return False
             return self.probability(settings) >= settings.cut
         if self.conflict or self.substitution < settings.substitution_floor:
@@ -535,9 +571,12 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
             1.0,
             class_conflict,
             False,
-            False,
+            # Neither says a content word: the wh-word is all they ask, so two different ones
+            # ("Where am I?" / "Who are you?") are two questions (`same_meaning` vetoes them).
+            not a and not b and other_question,
             mood,
             True,
+            earlier.space != current.space,
         )
     sims, best_a, best_b = _word_sims(earlier, current)
     coverage = float(best_b.mean() if len(b) >= len(a) else best_a.mean())
@@ -574,6 +613,7 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         asks_other,
         other_question and bool((best_a >= MATCH).any()),
         mood,
+        other_space=earlier.space != current.space,
     )
 
 
@@ -657,6 +697,7 @@ def _compare_columns(
         "other_question": np.zeros(count, dtype=bool),
         "mood": np.array([e.question != current.question for e in earlier], dtype=bool),
         "unaligned": np.zeros(count, dtype=bool),
+        "other_space": np.array([e.space != current.space for e in earlier], dtype=bool),
     }
     if not count:
         return columns
@@ -800,6 +841,7 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
         return (
             ~columns["conflict"]
             & ~columns["opposite"]
+            & ~columns["other_space"]
             & (columns["substitution"] >= settings.substitution_floor)
             & (score >= settings.threshold)
         )
@@ -809,26 +851,39 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
         z += weight * value
     # As `Comparison.same_meaning`: no content word on one side and a low cosine is no repeat.
     vetoed = columns["unaligned"] & (
-        columns["cosine"] < settings.threshold - settings.coverage_weight
+        (columns["cosine"] < settings.threshold - settings.coverage_weight)
+        | columns["other_question"]
     )
-    return ~columns["opposite"] & ~vetoed & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
+    return (
+        ~columns["opposite"]
+        & ~columns["other_space"]
+        & ~vetoed
+        & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
+    )
 
 
 # --- Storage ---------------------------------------------------------------------------------
 
-# Version 3, column by column so that reading is a handful of array views, not a loop per
-# word (a turn reads up to 40): header (version, word count n, flags, frame + 1, particles) |
+# Version 4, column by column so that reading is a handful of array views, not a loop per
+# word (a turn reads up to 40): header (version, word count n, flags, frame + 1, particles,
+# the vectors' space as u32: `MessageMeaning.space`) |
 # sentence vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
 # u8 × n | opposites per word, u8 × n | the opposites, u32 each | word vectors, int8 × 384 × n
 # (×127, unit vectors). About 0.8 KB for the sentence and 0.4 KB a word.
+# Version 3 (the same without the space: rows stored before the repeat check's adapter, issue
+# 17's fourth round) is still read as the base model's (space 0). A new message's vectors come
+# from the adapted model, so against such a row the meaning rule says no (`other_space`) and
+# the fingerprint rule alone decides, opposites still excluded: what the memory did before
+# issue 17, for at most the rest of the session that row belongs to.
 # Version 2 (the same without the particles byte: rows stored before issue 17's third round)
 # is still read, its particles unknown (0: the particle check never calls it an opposite, as
 # before); so is version 1 (header without the frame, then per word: token, classes, flags,
 # opposites count, opposites, vector), its frame unknown (-1). Old rows are not rewritten: the
 # text would have to be decrypted and analysed again, and a session's rows are only compared
 # within that session, which ends.
-STORED_VERSION = 3
-_HEADER = struct.Struct("<BBBBB")
+STORED_VERSION = 4
+_HEADER = struct.Struct("<BBBBBI")
+_HEADER_V3 = struct.Struct("<BBBBB")
 _HEADER_V2 = struct.Struct("<BBBB")
 _HEADER_V1 = struct.Struct("<BBB")
 _WORD_HEADER = struct.Struct("<IHBB")
@@ -842,7 +897,12 @@ def to_stored(meaning: MessageMeaning) -> bytes:
     return b"".join(
         [
             _HEADER.pack(
-                STORED_VERSION, len(words), _flags(meaning), meaning.frame + 1, meaning.particles
+                STORED_VERSION,
+                len(words),
+                _flags(meaning),
+                meaning.frame + 1,
+                meaning.particles,
+                meaning.space,
             ),
             meaning.vector.astype("<f2").tobytes(),
             np.array([w.token for w in words], dtype="<u4").tobytes(),
@@ -892,7 +952,7 @@ def clear_caches() -> None:
 def _decode(raw: bytes) -> MessageMeaning:
     """Check the stored bytes whole and read the sentence vector and flags; the words are read
     when first needed (`_StoredMeaning`)."""
-    if not raw or raw[0] not in (2, STORED_VERSION):
+    if not raw or raw[0] not in (2, 3, STORED_VERSION):
         if raw[:1] == b"\x01":
             try:
                 return _from_stored_v1(raw)
@@ -900,11 +960,12 @@ def _decode(raw: bytes) -> MessageMeaning:
                 raise ValueError(f"not a stored meaning: {exc}") from exc
         version = raw[0] if raw else None
         raise ValueError(f"stored meaning version {version}, expected {STORED_VERSION}")
-    header = _HEADER if raw[0] == STORED_VERSION else _HEADER_V2
+    header = {STORED_VERSION: _HEADER, 3: _HEADER_V3, 2: _HEADER_V2}[raw[0]]
     if len(raw) < header.size + 2 * DIM:
         raise ValueError("not a stored meaning: too short")
     _, n, flags, frame, *rest = header.unpack_from(raw, 0)
     particles = rest[0] if rest else 0
+    space = rest[1] if len(rest) > 1 else 0  # before version 4: the base model's vectors
     frame -= 1
     at = header.size + 2 * DIM
     k = sum(raw[at + 7 * n : at + 8 * n])
@@ -927,6 +988,7 @@ def _decode(raw: bytes) -> MessageMeaning:
         negations=flags >> 4,
         frame=frame,
         particles=particles,
+        space=space,
         _stored=(raw, at, n, k),
     )
     return meaning
@@ -1022,11 +1084,19 @@ def _from_stored_v1(raw: bytes) -> MessageMeaning:
     )
 
 
+def to_stored_v3(meaning: MessageMeaning) -> bytes:
+    """The third version's bytes: version 4 without the vectors' space (kept to test that rows
+    stored before the adapter are still read, as the base model's)."""
+    current = to_stored(meaning)
+    _, n, flags, frame, particles, _ = _HEADER.unpack_from(current, 0)
+    return _HEADER_V3.pack(3, n, flags, frame, particles) + current[_HEADER.size :]
+
+
 def to_stored_v2(meaning: MessageMeaning) -> bytes:
     """The second version's bytes: version 3 without the particles (kept to test that rows
     stored before it are still read)."""
     current = to_stored(meaning)
-    _, n, flags, frame, _ = _HEADER.unpack_from(current, 0)
+    _, n, flags, frame, _, _ = _HEADER.unpack_from(current, 0)
     return _HEADER_V2.pack(2, n, flags, frame) + current[_HEADER.size :]
 
 

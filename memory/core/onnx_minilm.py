@@ -40,7 +40,13 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.core.embeddings import MINILM_DIM, MINILM_NAME, model_dir
+from memory.core.embeddings import (
+    MINILM_DIM,
+    MINILM_NAME,
+    adapter_digest,
+    load_weights,
+    model_dir,
+)
 
 # Bump when the graph this module writes changes: the cache file name carries it.
 GRAPH_VERSION = 1
@@ -73,13 +79,14 @@ def build_graph(
     *,
     smoothing: dict[str, np.ndarray] | None = None,
     probes: bool = False,
+    adapter: Path | None = None,
 ):
-    """The fp32 ModelProto of MiniLM's encoder (no pooling), from the shipped safetensors."""
+    """The fp32 ModelProto of MiniLM's encoder (no pooling), from the shipped safetensors, with
+    `adapter` (a LoRA file, embeddings.load_weights) merged into the weights if given."""
     import json
 
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    from safetensors.numpy import load_file
 
     path = Path(path) if path else model_dir()
     config = json.loads((path / "config.json").read_text())
@@ -89,7 +96,7 @@ def build_graph(
     if hidden != MINILM_DIM or config.get("hidden_act") != "gelu":
         raise ValueError(f"{path}: not the MiniLM encoder this module builds")
     head_dim = hidden // heads
-    w = load_file(str(path / "model.safetensors"))
+    w = load_weights(path, adapter)
 
     initializers: list = []
     nodes: list = []
@@ -235,18 +242,31 @@ def build_graph(
 _build_lock = threading.Lock()
 
 
-def graph_path(precision: str = "int8", path: Path | None = None, directory=None) -> Path:
-    """The cached graph file for `precision`, built (and quantised) first if it is not there."""
+def graph_name(precision: str, path: Path | None = None, adapter: Path | None = None) -> str:
+    """The cached graph's file name: the weights' hash, the adapter's (if any), the recipe."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}")
     path = Path(path) if path else model_dir()
-    directory = Path(directory) if directory else cache_dir()
     recipe = f"g{GRAPH_VERSION}"
+    if adapter is not None:
+        recipe = f"a{adapter_digest(adapter)}-" + recipe
     if precision == "int8":
         recipe += hashlib.sha256(
             repr((SMOOTHING_ALPHA, FP32_PRODUCTS, CALIBRATION)).encode()
         ).hexdigest()[:8]
-    target = directory / f"{MINILM_NAME}-{_weights_digest(path)}-{recipe}-{precision}.onnx"
+    return f"{MINILM_NAME}-{_weights_digest(path)}-{recipe}-{precision}.onnx"
+
+
+def graph_path(
+    precision: str = "int8", path: Path | None = None, directory=None, adapter=None
+) -> Path:
+    """The cached graph file for `precision` (and `adapter`, a LoRA file merged into the
+    weights), built (and quantised) first if it is not there. The name carries a hash of the
+    weights, of the adapter and of the recipe."""
+    path = Path(path) if path else model_dir()
+    directory = Path(directory) if directory else cache_dir()
+    adapter = Path(adapter) if adapter else None
+    target = directory / graph_name(precision, path, adapter)
     if target.exists():
         return target
     with _build_lock:
@@ -256,9 +276,11 @@ def graph_path(precision: str = "int8", path: Path | None = None, directory=None
 
         directory.mkdir(parents=True, exist_ok=True)
         if precision == "fp32":
-            _write_atomically(target, lambda tmp: onnx.save(build_graph(path), str(tmp)))
+            _write_atomically(
+                target, lambda tmp: onnx.save(build_graph(path, adapter=adapter), str(tmp))
+            )
         else:
-            _write_atomically(target, lambda tmp: _write_int8(path, tmp))
+            _write_atomically(target, lambda tmp: _write_int8(path, tmp, adapter))
     return target
 
 
@@ -310,14 +332,14 @@ CALIBRATION = (
 )
 
 
-def _write_int8(path: Path, target: Path) -> None:
+def _write_int8(path: Path, target: Path, adapter: Path | None = None) -> None:
     """SmoothQuant with the calibration sentences, then dynamic int8 of the other products."""
     import onnx
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from tokenizers import Tokenizer
 
-    probe = build_graph(path, probes=True)
+    probe = build_graph(path, probes=True, adapter=adapter)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.log_severity_level = 3
@@ -344,7 +366,7 @@ def _write_int8(path: Path, target: Path) -> None:
         )
     smoothed = target.with_name(target.name + ".fp32")
     try:
-        onnx.save(build_graph(path, smoothing=smoothing), str(smoothed))
+        onnx.save(build_graph(path, smoothing=smoothing, adapter=adapter), str(smoothed))
         quantize_dynamic(
             str(smoothed),
             str(target),
@@ -369,7 +391,9 @@ def _write_atomically(target: Path, write) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def load_session(precision: str = "int8", *, threads: int = 1, path=None, directory=None):
+def load_session(
+    precision: str = "int8", *, threads: int = 1, path=None, directory=None, adapter=None
+):
     """An ONNX Runtime session of the graph: one intra-op thread by default (the machine is
     shared with web workers and Celery; see embeddings.py on BLAS threads)."""
     import onnxruntime as ort
@@ -381,7 +405,7 @@ def load_session(precision: str = "int8", *, threads: int = 1, path=None, direct
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     return ort.InferenceSession(
-        str(graph_path(precision, path, directory)),
+        str(graph_path(precision, path, directory, adapter)),
         sess_options=options,
         providers=["CPUExecutionProvider"],
     )
@@ -395,10 +419,21 @@ class OnnxMiniLM:
     dim = MINILM_DIM
     layers = 6
 
-    def __init__(self, precision: str = "int8", *, threads: int = 1, path=None, directory=None):
+    def __init__(
+        self,
+        precision: str = "int8",
+        *,
+        threads: int = 1,
+        path=None,
+        directory=None,
+        adapter=None,
+    ):
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}")
         self.precision = precision
+        self.adapter = Path(adapter) if adapter else None
+        # As MiniLMEmbedder.space: 0 for the base model, else from the adapter's hash.
+        self.space = int(adapter_digest(self.adapter)[:8], 16) if self.adapter else 0
         self.threads = threads
         self.path = Path(path) if path else model_dir()
         self.directory = directory
@@ -425,7 +460,11 @@ class OnnxMiniLM:
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=max_length)
             session = load_session(
-                self.precision, threads=self.threads, path=self.path, directory=self.directory
+                self.precision,
+                threads=self.threads,
+                path=self.path,
+                directory=self.directory,
+                adapter=self.adapter,
             )
             self.tokenizer = tokenizer
             self._session = session
@@ -457,8 +496,10 @@ class OnnxMiniLM:
 
 
 if __name__ == "__main__":
-    # `python -m memory.core.onnx_minilm`: build both graphs now (make install does), so the
-    # first /context turn of a process does not wait ~10 s for them.
+    # `python -m memory.core.onnx_minilm`: build the repeat check's graphs now (make install
+    # does), so the first /context turn of a process does not wait ~10 s for them.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clara.settings")
+    from memory.core.embeddings import REPEAT_ADAPTER
+
     for precision in PRECISIONS:
-        print(graph_path(precision))
+        print(graph_path(precision, adapter=REPEAT_ADAPTER if REPEAT_ADAPTER.exists() else None))

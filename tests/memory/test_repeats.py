@@ -203,18 +203,37 @@ def test_a_meaning_of_another_stored_version_is_compared_by_its_fingerprint():
     assert selectors.memory_query(session_id=session_id, message=JACKET).repeat_count == 0
 
 
-def test_a_row_stored_before_the_particles_is_still_compared_by_meaning():
-    # Stored meanings of version 2 (before issue 17's third round) are read as they are: no
-    # data migration; their particles are unknown, so only the particle check is off for them.
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_row_stored_before_the_adapter_is_compared_by_its_words_only(version):
+    # Stored meanings of version 2 and 3 (before issue 17's fourth round) hold the base model's
+    # vectors, which do not compare with the adapted model's: no data migration; they are read
+    # as they are and only the fingerprint rule can match them (opposites still excluded).
+    # (This test said before that a version 2 row is still compared by meaning: true until the
+    # adapter changed the vectors.)
+    from memory.core.embeddings import MiniLMEmbedder
+
+    base = MiniLMEmbedder()
     session_id = uuid.uuid4()
     talk(session_id, COAT)
+    write = meaning.to_stored_v2 if version == 2 else meaning.to_stored_v3
     old = crypto.encrypt_bytes(
-        meaning.to_stored_v2(meaning.analyse(COAT)), context=repeats.MEANING_CONTEXT
+        write(meaning.analyse(COAT, embedder=base)), context=repeats.MEANING_CONTEXT
     )
     with connection.cursor() as cursor:
         cursor.execute("UPDATE repetition_tracking SET meaning = %s", [old])
 
-    assert repeats.from_db(raw_meanings()[0]).particles == 0
+    stored = repeats.from_db(raw_meanings()[0])
+    assert stored.space == 0 and meaning.repeat_embedder().space != 0
+    if version == 2:
+        assert stored.particles == 0
+    assert selectors.memory_query(session_id=session_id, message=JACKET).repeat_count == 0
+    assert selectors.memory_query(session_id=session_id, message=COAT).repeat_count == 1
+
+
+def test_a_row_stored_by_the_adapted_model_is_compared_by_meaning():
+    session_id = uuid.uuid4()
+    talk(session_id, COAT)
+    assert repeats.from_db(raw_meanings()[0]).space == meaning.repeat_embedder().space
     assert selectors.memory_query(session_id=session_id, message=JACKET).repeat_count == 1
 
 
