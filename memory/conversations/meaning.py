@@ -102,6 +102,7 @@ from memory.conversations.wording import (  # noqa: F401  (canonical_text … ar
     particles_of,
     plain_word,
     seeking,
+    small_talk,
     spelling,
     stem,
     tidy,
@@ -142,6 +143,9 @@ class MessageMeaning:
     # Which model's vectors these are (the embedder's `space`: 0 the base MiniLM, else from the
     # hash of the adapter merged into it). Vectors of two spaces are never compared.
     space: int = 0
+    # Only greetings, thanks, yes or no, pleasantries (wording.small_talk): never a repeat by
+    # meaning alone.
+    small_talk: bool = False
 
     # Arrays of the words, built once per message (a stored meaning is compared ~40 times).
     @cached_property
@@ -335,6 +339,7 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
             sum(1 for i, w in enumerate(plain) if w in lexicon.NEGATIONS and not seeking(plain, i)),
         ),
         space=int(getattr(embedder, "space", 0)),
+        small_talk=small_talk(plain, question=is_question(text)),
     )
 
 
@@ -425,6 +430,9 @@ class Comparison:
     # the adapter): their likenesses mean nothing, so the meaning rule says no and only the
     # fingerprint rule can call them a repeat (`is_repeat`).
     other_space: bool = False
+    # One of them is small talk (`MessageMeaning.small_talk`): the adapted model puts "Thank you",
+    # "Okay" and "Nice day" close together, and saying those again is not a repeat to count.
+    small_talk: bool = False
 
     def features(self) -> np.ndarray:
         """The detector's inputs, in the order of `FEATURES`."""
@@ -443,7 +451,7 @@ class Comparison:
         return self.cosine + settings.coverage_weight * self.coverage
 
     def same_meaning(self, settings: Settings = DEFAULT) -> bool:
-        if self.opposite or self.other_space:
+        if self.opposite or self.other_space or self.small_talk:
             return False
         if settings.weights is not None:
             if self.unaligned and (
@@ -577,6 +585,7 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
             mood,
             True,
             earlier.space != current.space,
+            earlier.small_talk or current.small_talk,
         )
     sims, best_a, best_b = _word_sims(earlier, current)
     coverage = float(best_b.mean() if len(b) >= len(a) else best_a.mean())
@@ -614,6 +623,7 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         other_question and bool((best_a >= MATCH).any()),
         mood,
         other_space=earlier.space != current.space,
+        small_talk=earlier.small_talk or current.small_talk,
     )
 
 
@@ -698,6 +708,7 @@ def _compare_columns(
         "mood": np.array([e.question != current.question for e in earlier], dtype=bool),
         "unaligned": np.zeros(count, dtype=bool),
         "other_space": np.array([e.space != current.space for e in earlier], dtype=bool),
+        "small_talk": np.array([e.small_talk or current.small_talk for e in earlier], dtype=bool),
     }
     if not count:
         return columns
@@ -842,6 +853,7 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
             ~columns["conflict"]
             & ~columns["opposite"]
             & ~columns["other_space"]
+            & ~columns["small_talk"]
             & (columns["substitution"] >= settings.substitution_floor)
             & (score >= settings.threshold)
         )
@@ -857,6 +869,7 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
     return (
         ~columns["opposite"]
         & ~columns["other_space"]
+        & ~columns["small_talk"]
         & ~vetoed
         & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
     )
@@ -865,7 +878,8 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
 # --- Storage ---------------------------------------------------------------------------------
 
 # Version 4, column by column so that reading is a handful of array views, not a loop per
-# word (a turn reads up to 40): header (version, word count n, flags, frame + 1, particles,
+# word (a turn reads up to 40): header (version, word count n, flags (bits: question, presence, request, small talk, then
+# negations ×16), frame + 1, particles,
 # the vectors' space as u32: `MessageMeaning.space`) |
 # sentence vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
 # u8 × n | opposites per word, u8 × n | the opposites, u32 each | word vectors, int8 × 384 × n
@@ -985,6 +999,7 @@ def _decode(raw: bytes) -> MessageMeaning:
         question=bool(flags & 1),
         presence=bool(flags & 2),
         request=bool(flags & 4),
+        small_talk=bool(flags & 8),
         negations=flags >> 4,
         frame=frame,
         particles=particles,
@@ -1120,6 +1135,7 @@ def _flags(meaning: MessageMeaning) -> int:
         int(meaning.question)
         | int(meaning.presence) << 1
         | int(meaning.request) << 2
+        | int(meaning.small_talk) << 3
         | min(meaning.negations, 15) << 4
     )
 

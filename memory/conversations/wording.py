@@ -271,6 +271,32 @@ def is_question(text: str) -> bool:
 PARTICLES = ("in", "out", "on", "off", "up", "down")
 
 
+# Words of greetings, thanks, yes and no, and pleasantries ("Hello", "Thank you", "Okay",
+# "Lovely day", "I'm fine"), with the few little words they come with. A message made only of
+# these asks for nothing and voices no worry: saying it again is conversation, not the
+# repetition the memory tracks (tests/memory/test_meaning.py).
+SMALL_TALK = frozenset(
+    """
+    hello hi hey hiya morning afternoon evening night goodnight bye goodbye cheerio later see
+    soon welcome yes yeah yep yup aye no nope nah ok okay alright right sure fine good great
+    lovely nice wonderful beautiful brilliant grand super perfect well oh ah aw mm hmm um er
+    indeed really true quite exactly course absolutely certainly maybe perhaps thank thanks
+    cheers ta day weather sunshine sunny dear love darling pleased glad meet kind sweet much
+    i im you youre it its that thats this is was be a an the so very too then and all me to of
+    isnt wasnt there here today again now just
+    """.split()
+)
+WH_WORDS = frozenset("what where when who whom whose why how which".split())
+
+
+def small_talk(words: list[str], *, question: bool) -> bool:
+    """Only greetings, thanks, yes or no, pleasantries (`SMALL_TALK`), and not a wh-question
+    ("What day is it?" is a question about time, not small talk)."""
+    if not words or not all(w in SMALL_TALK or w in WH_WORDS for w in words):
+        return False
+    return not (question and any(w in WH_WORDS for w in words))
+
+
 def particles_of(words: list[str]) -> int:
     """Bit i set when PARTICLES[i] is one of `words` (the plain words of a canonical text)."""
     bits = 0

@@ -156,6 +156,43 @@ def test_count_repeats_counts_meaning_or_fingerprint_matches(meaning_of):
     assert count_repeats(current, earlier) == 2
 
 
+@pytest.mark.parametrize(
+    ("earlier", "current"),
+    [
+        ("Thank you", "Okay"),
+        ("Yes", "Okay"),
+        ("Nice day", "Okay"),
+        ("Hello", "Hi there"),
+        ("Hi there", "See you later"),
+        ("Lovely", "That is nice"),
+    ],
+)
+def test_small_talk_is_never_a_repeat_by_meaning(meaning_of, earlier, current):
+    """The adapted model puts thanks, yes and pleasantries close together; counted as repeats,
+    a chatty afternoon would read as a person asking the same thing again and again."""
+    a, b = meaning_of(earlier), meaning_of(current)
+    assert a.small_talk and b.small_talk
+    assert not same_meaning(a, b) and not same_meaning(b, a)
+    assert count_repeats(b, [(a, False)]) == 0
+    # Said again word for word, the fingerprint rule still counts it.
+    assert count_repeats(b, [(b, True)]) == 1
+    assert from_stored(to_stored(a)).small_talk
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What day is it?",
+        "Where am I?",
+        "Who are you?",
+        "I want to go home",
+        "Can I have a cup of tea?",
+    ],
+)
+def test_questions_and_asks_are_not_small_talk(meaning_of, text):
+    assert not meaning_of(text).small_talk
+
+
 # --- Stored form ------------------------------------------------------------------------------
 
 
