@@ -400,9 +400,9 @@ _BLEND_COLUMNS = "pinned, importance, updated_s, search_entities"
 # tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
 _K1, _B = 1.2, 0.75
 _KEYWORD_CTES = (
-    # `terms` is the row's array copied out of TOAST once (`|| '{}'`): a materialized CTE keeps
-    # the stored value's TOAST pointer, and every later use would read its chunks again (five
-    # times per query word for the document frequencies: 26 of 45 ms at 10k LoCoMo rows).
+    # A row's tokens are read once, unnested in `tf`: a materialized CTE keeps the stored array's
+    # TOAST pointer, and the earlier `@>` per query word read its chunks again each time (the
+    # document frequencies were 26 of the statement's 45 ms at 10k LoCoMo rows).
     "m AS MATERIALIZED (SELECT id, search_terms AS terms, search_length, "
     "{sim} AS sim, ({where}) AS ok, "
     + _BLEND
