@@ -448,6 +448,32 @@ def _ef_search(connection, cursor, ef: int) -> None:
         _ef_set[raw] = ef
 
 
+def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
+    """Run the keyword statement with sequential scans off, then put the setting back.
+
+    The rows sharing a query word come from the GIN index on `search_terms`, but when the
+    statistics say a word is common the planner reads the whole table instead (every person's
+    rows, each one's tokens): 5x slower at 10k memories in one scope (67 against 13 ms on LoCoMo
+    questions, docs/benchmarks.md), and which plan a search got changed with each ANALYZE's
+    sample. With sequential scans priced out it takes the index, or the scope's btree.
+    """
+    cursor.execute(
+        "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', false)"
+    )
+    previous = cursor.fetchone()[0]
+    try:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    except Exception:
+        # Inside a transaction its rollback restores the setting; outside, this connection
+        # would keep it.
+        if not connection.in_atomic_block:
+            cursor.execute("SELECT set_config('enable_seqscan', %s, false)", [previous])
+        raise
+    cursor.execute("SELECT set_config('enable_seqscan', %s, false)", [previous])
+    return rows
+
+
 def _filters(scope, *, prefix, types, persona, confirmed, at) -> tuple[str, list]:
     """The in-process mask (search.py's `_mask`) as SQL over the plain columns."""
     from memory.facts.store import SEP
@@ -608,8 +634,13 @@ def search_scope(
         with connection.cursor() as cursor:
             if q:
                 _ef_search(connection, cursor, max(EF_SEARCH, take))
-            cursor.execute(with_sql + " UNION ALL ".join(parts), cte_params + part_params)
-            for row in cursor.fetchall():
+            statement = (with_sql + " UNION ALL ".join(parts), cte_params + part_params)
+            if hashed:
+                result = _without_seqscan(connection, cursor, *statement)
+            else:
+                cursor.execute(*statement)
+                result = cursor.fetchall()
+            for row in result:
                 if row[0] == 1:
                     matched.append(row)
                 elif row[0] == 0:
