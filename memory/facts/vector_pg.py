@@ -452,10 +452,10 @@ def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
     """Run the keyword statement with sequential scans off, then put the setting back.
 
     The rows sharing a query word come from the GIN index on `search_terms`, but when the
-    statistics say a word is common the planner reads the whole table instead (every person's
-    rows, each one's tokens): 5x slower at 10k memories in one scope (67 against 13 ms on LoCoMo
-    questions, docs/benchmarks.md), and which plan a search got changed with each ANALYZE's
-    sample. With sequential scans priced out it takes the index, or the scope's btree.
+    statistics say a word is common the planner may read the whole table instead (every person's
+    rows, each one's tokens): forced on 20 LoCoMo questions at 10k memories in one scope that
+    plan took 31-67 ms against 9-13 ms with the index (docs/benchmarks.md). With sequential scans
+    priced out it takes the index, or the scope's btree.
     """
     cursor.execute(
         "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', false)"
