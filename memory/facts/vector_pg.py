@@ -391,27 +391,38 @@ _stats_lock = threading.Lock()
 # --- Search -------------------------------------------------------------------------------------
 
 # What the blend reads of each candidate, as plain columns (no row is decrypted for it).
-_BLEND = "pinned, importance, updated_at, search_entities"
+# `updated_at` crosses as seconds since the epoch (the same double as Python's `timestamp()`):
+# parsing ~100 timestamps with time zones per search cost more client time than the blend itself.
+_BLEND = "pinned, importance, extract(epoch FROM updated_at)::float8 AS updated_s, search_entities"
+_BLEND_COLUMNS = "pinned, importance, updated_s, search_entities"
 # BM25 as the in-process copy scores it (search.py), term by term in the query's order so that
 # the sum is the same float: idf from the matching rows' document frequencies, tf from the row's
 # tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
 _K1, _B = 1.2, 0.75
 _KEYWORD_CTES = (
-    "m AS (SELECT id, search_terms, search_length, {sim} AS sim, ({where}) AS ok, "
+    # A row's tokens are read once, unnested in `tf`: a materialized CTE keeps the stored array's
+    # TOAST pointer, and the earlier `@>` per query word read its chunks again each time (the
+    # document frequencies were 26 of the statement's 45 ms at 10k LoCoMo rows).
+    "m AS MATERIALIZED (SELECT id, search_terms AS terms, search_length, "
+    "{sim} AS sim, ({where}) AS ok, "
     + _BLEND
     + " FROM memories WHERE scope = %s AND status = 'active' AND search_terms && %s::text[]), "
     "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i)), "
-    "df AS MATERIALIZED (SELECT qt.t, qt.i, ln(1 + ((st.n - count(m.id))::float8 + 0.5) "
-    "/ (count(m.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
-    "LEFT JOIN m ON m.search_terms @> ARRAY[qt.t] GROUP BY qt.t, qt.i, st.n), "
+    # Each row's term frequencies, in one pass over its tokens.
+    "tf AS MATERIALIZED (SELECT m.id, m.search_length, qt.t, qt.i, count(*)::float8 AS tf "
+    "FROM m CROSS JOIN LATERAL unnest(m.terms) AS u(t) JOIN qt ON qt.t = u.t "
+    "GROUP BY m.id, m.search_length, qt.t, qt.i), "
+    "df AS MATERIALIZED (SELECT qt.t, qt.i, ln(1 + ((st.n - count(tf.id))::float8 + 0.5) "
+    "/ (count(tf.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
+    "LEFT JOIN tf ON tf.t = qt.t GROUP BY qt.t, qt.i, st.n), "
     "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1), "
-    "scored0 AS MATERIALIZED (SELECT m.*, st.n, st.total, ("
-    "SELECT sum(df.idf * x.tf * k.k1p1 / (x.tf + k.k1 * (k.one_b + k.b "
-    "* coalesce(m.search_length, 0)::float8 / CASE WHEN st.n > 0 AND st.total > 0 "
-    "THEN st.total::float8 / st.n ELSE 1.0::float8 END)) ORDER BY df.i) "
-    "FILTER (WHERE x.tf > 0) FROM df CROSS JOIN LATERAL (SELECT coalesce(cardinality("
-    "array_positions(m.search_terms, df.t)), 0)::float8 AS tf) AS x) AS score "
-    "FROM m CROSS JOIN st CROSS JOIN k), "
+    "sc AS (SELECT tf.id, sum(df.idf * tf.tf * k.k1p1 / (tf.tf + k.k1 * (k.one_b + k.b "
+    "* coalesce(tf.search_length, 0)::float8 / CASE WHEN st.n > 0 AND st.total > 0 "
+    "THEN st.total::float8 / st.n ELSE 1.0::float8 END)) ORDER BY df.i) AS score "
+    "FROM tf JOIN df ON df.t = tf.t CROSS JOIN st CROSS JOIN k GROUP BY tf.id), "
+    "scored0 AS MATERIALIZED (SELECT m.id, m.sim, m.ok, "
+    + ", ".join(f"m.{c.strip()}" for c in _BLEND_COLUMNS.split(","))
+    + ", st.n, st.total, sc.score FROM m CROSS JOIN st JOIN sc ON sc.id = m.id), "
     "scored AS (SELECT scored0.*, max(score) OVER () AS top, "
     "CASE WHEN max(score) OVER () > 0 THEN "
     "%s::float8 * least(greatest(sim, 0), 1) + %s::float8 * (score / max(score) OVER ()) "
@@ -435,6 +446,32 @@ def _ef_search(connection, cursor, ef: int) -> None:
     )
     if not local:
         _ef_set[raw] = ef
+
+
+def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
+    """Run the keyword statement with sequential scans off, then put the setting back.
+
+    The rows sharing a query word come from the GIN index on `search_terms`, but when the
+    statistics say a word is common the planner may read the whole table instead (every person's
+    rows, each one's tokens): forced on 20 LoCoMo questions at 10k memories in one scope that
+    plan took 31-67 ms against 9-13 ms with the index (docs/benchmarks.md). With sequential scans
+    priced out it takes the index, or the scope's btree.
+    """
+    cursor.execute(
+        "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', false)"
+    )
+    previous = cursor.fetchone()[0]
+    try:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    except Exception:
+        # Inside a transaction its rollback restores the setting; outside, this connection
+        # would keep it.
+        if not connection.in_atomic_block:
+            cursor.execute("SELECT set_config('enable_seqscan', %s, false)", [previous])
+        raise
+    cursor.execute("SELECT set_config('enable_seqscan', %s, false)", [previous])
+    return rows
 
 
 def _filters(scope, *, prefix, types, persona, confirmed, at) -> tuple[str, list]:
@@ -570,7 +607,7 @@ def search_scope(
         cte_params += [_K1, 1 - _B, _B, _K1 + 1, s.SIMILARITY_WEIGHT, s.KEYWORD_WEIGHT]
         parts.append(
             "(SELECT 1 AS part, id, score, top, sim, n, total, "
-            f"{_BLEND} FROM scored WHERE ok ORDER BY relevance DESC LIMIT %s)"
+            f"{_BLEND_COLUMNS} FROM scored WHERE ok ORDER BY relevance DESC LIMIT %s)"
         )
         part_params.append(take)
         # The best score and the scope's size even when no row sharing a word passes the filters.
@@ -589,7 +626,7 @@ def search_scope(
 
     similarity: dict = {}
     words: dict = {}
-    blend: dict = {}  # id -> (pinned, importance, updated_at, hashed entity refs)
+    blend: dict = {}  # id -> (pinned, importance, updated_at in epoch seconds, hashed entity refs)
     top_words = 0.0
     matched, found = [], []
     if parts:
@@ -597,8 +634,13 @@ def search_scope(
         with connection.cursor() as cursor:
             if q:
                 _ef_search(connection, cursor, max(EF_SEARCH, take))
-            cursor.execute(with_sql + " UNION ALL ".join(parts), cte_params + part_params)
-            for row in cursor.fetchall():
+            statement = (with_sql + " UNION ALL ".join(parts), cte_params + part_params)
+            if hashed:
+                result = _without_seqscan(connection, cursor, *statement)
+            else:
+                cursor.execute(*statement)
+                result = cursor.fetchall()
+            for row in result:
                 if row[0] == 1:
                     matched.append(row)
                 elif row[0] == 0:
@@ -673,9 +715,9 @@ def search_scope(
     now = at.timestamp()
     scored = []
     for i in top:
-        pinned, importance_, updated_at, refs = blend[i]
+        pinned, importance_, updated_s, refs = blend[i]
         frequency = max((ref_counts[r] for r in refs or ()), default=0) / most
-        age_days = max(0.0, (now - updated_at.timestamp()) / 86400)
+        age_days = max(0.0, (now - updated_s) / 86400)
         recency = 0.5 ** (age_days / s.HALF_LIFE_DAYS)
         importance = 1.0 if pinned else importance_ / 3
         relevance = relevance_of(i)
