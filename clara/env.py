@@ -1,5 +1,6 @@
 """Typed readers for environment variables; a bad value fails at start-up, not at first use."""
 
+import ipaddress
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -49,3 +50,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of addresses or networks; each must parse (`ipaddress`)."""
+    networks = env_list(name, default)
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"Not an address or network: {network!r} ({name})."
+            ) from None
+    return networks

@@ -7,14 +7,13 @@ a development default. `make run`, `make test` and plain `pytest` turn DEBUG on 
 the other defaults suit a developer's machine (SQLite and an embedded broker under data/).
 """
 
-import ipaddress
 import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from clara.env import env_bool, env_float, env_int, env_list, env_str
+from clara.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("CLARA_DATA_DIR", str(BASE_DIR / "data")))
@@ -400,14 +399,9 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_CLIENT_IP_CALLABLE = "clara.client_ip.client_ip"
 # Proxies (addresses or networks, comma-separated) whose X-Forwarded-For is believed. Empty: the
 # connection's own address is the client, and X-Forwarded-For is ignored.
-CLARA_TRUSTED_PROXIES = env_list("CLARA_TRUSTED_PROXIES", [])
+CLARA_TRUSTED_PROXIES = env_networks("CLARA_TRUSTED_PROXIES", [])
 # Networks that may read /readyz's details (database engine, recovery backlog) without a login.
-CLARA_INTERNAL_NETWORKS = env_list("CLARA_INTERNAL_NETWORKS", ["127.0.0.0/8", "::1/128"])
-for _network in (*CLARA_TRUSTED_PROXIES, *CLARA_INTERNAL_NETWORKS):
-    try:
-        ipaddress.ip_network(_network, strict=False)
-    except ValueError:
-        raise ImproperlyConfigured(f"Not an address or network: {_network!r}.") from None
+CLARA_INTERNAL_NETWORKS = env_networks("CLARA_INTERNAL_NETWORKS", ["127.0.0.0/8", "::1/128"])
 # A good login forgets that account's own failures, not the other names tried from its address
 # (dashboard/lockout.py).
 AXES_RESET_ON_SUCCESS = True
@@ -522,14 +516,9 @@ CLARA_WEBHOOK_RETRY_HOURS = env_int("CLARA_WEBHOOK_RETRY_HOURS", 24)
 # again when each delivery connects (memory/webhooks/services.py), unless it lies in one of
 # these networks (comma-separated; for a receiver inside the operator's own network). With
 # DEBUG, this machine's loopback is allowed, for a receiver beside `make run`.
-CLARA_WEBHOOK_ALLOWED_NETWORKS = env_list(
+CLARA_WEBHOOK_ALLOWED_NETWORKS = env_networks(
     "CLARA_WEBHOOK_ALLOWED_NETWORKS", ["127.0.0.0/8", "::1/128"] if DEBUG else []
 )
-for _network in CLARA_WEBHOOK_ALLOWED_NETWORKS:
-    try:
-        ipaddress.ip_network(_network, strict=False)
-    except ValueError:
-        raise ImproperlyConfigured(f"Not an address or network: {_network!r}.") from None
 
 # --- An optional LLM (memory/core/llm.py) --------------------------------------------------------
 # An OpenAI-compatible endpoint (".../v1"). Unset: summaries are extractive and the reference

@@ -80,7 +80,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -194,18 +193,7 @@ REPEAT_EMBEDDERS = ("onnx-int8", "onnx-fp32", "numpy")
 # The repeat check's LoRA adapter for MiniLM (bench/repetition_train.py; issue 17, round four),
 # merged into the weights of its runners only: long-term memory search keeps the base model.
 REPEAT_ADAPTER = embeddings.REPEAT_ADAPTER
-
-
-def repeat_adapter() -> Path | None:
-    """The adapter file the repeat check's runners merge in: REPEAT_ADAPTER, unless
-    settings.CLARA_REPEAT_ADAPTER is off (then the base model, as before round four)."""
-    try:
-        from django.conf import settings
-
-        enabled = bool(getattr(settings, "CLARA_REPEAT_ADAPTER", True))
-    except Exception:  # Django not installed or settings not configured (a plain script).
-        enabled = True
-    return REPEAT_ADAPTER if enabled and REPEAT_ADAPTER.exists() else None
+repeat_adapter = embeddings.repeat_adapter  # the file, unless CLARA_REPEAT_ADAPTER is off
 
 
 _repeat_embedders: dict[str, object] = {}
@@ -326,10 +314,11 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
                     vector=matrix[k],
                 )
             )
+    question = is_question(text)
     return MessageMeaning(
         vector=vector.astype(np.float32),
         words=tuple(words),
-        question=is_question(text),
+        question=question,
         frame=frame_of(text),
         particles=particles_of(plain),
         presence=PRESENCE.search(text) is not None,
@@ -339,7 +328,7 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
             sum(1 for i, w in enumerate(plain) if w in lexicon.NEGATIONS and not seeking(plain, i)),
         ),
         space=int(getattr(embedder, "space", 0)),
-        small_talk=small_talk(plain, question=is_question(text)),
+        small_talk=small_talk(plain, question=question),
     )
 
 
@@ -878,9 +867,9 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
 # --- Storage ---------------------------------------------------------------------------------
 
 # Version 4, column by column so that reading is a handful of array views, not a loop per
-# word (a turn reads up to 40): header (version, word count n, flags (bits: question, presence, request, small talk, then
-# negations ×16), frame + 1, particles,
-# the vectors' space as u32: `MessageMeaning.space`) |
+# word (a turn reads up to 40): header (version, word count n, flags (bits: question, presence,
+# request, small talk, then negations ×16), frame + 1, particles, the vectors' space as u32:
+# `MessageMeaning.space`) |
 # sentence vector, float16 × 384 | tokens, u32 × n | classes, u16 × n | word flags (bit 0: negated),
 # u8 × n | opposites per word, u8 × n | the opposites, u32 each | word vectors, int8 × 384 × n
 # (×127, unit vectors). About 0.8 KB for the sentence and 0.4 KB a word.

@@ -86,6 +86,24 @@ ADAPTER_TARGETS = {
 REPEAT_ADAPTER = Path(__file__).resolve().parent.parent / "data" / "repeat_adapter.npz"
 
 
+def repeat_adapter() -> Path | None:
+    """The adapter file the repeat check's runners merge in: REPEAT_ADAPTER, unless
+    settings.CLARA_REPEAT_ADAPTER is off (then the base model, as before round four)."""
+    try:
+        from django.conf import settings
+
+        enabled = bool(getattr(settings, "CLARA_REPEAT_ADAPTER", True))
+    except Exception:  # Django not installed or settings not configured (a plain script).
+        enabled = True
+    return REPEAT_ADAPTER if enabled and REPEAT_ADAPTER.exists() else None
+
+
+def adapter_space(adapter: Path | str | None) -> int:
+    """Which vector space an embedder with `adapter` merged in gives: 0 for the base model,
+    else a number from the adapter's hash (vectors of two spaces do not compare)."""
+    return int(adapter_digest(adapter)[:8], 16) if adapter else 0
+
+
 def adapter_digest(adapter: Path | str | None) -> str:
     """A short hash of an adapter file's bytes ("" for no adapter): what names the space of the
     vectors it gives, and the cached ONNX graph built with it."""
@@ -306,9 +324,7 @@ class MiniLMEmbedder:
         self.path = Path(path) if path else model_dir()
         # A LoRA adapter merged into the weights (the repeat check's; search has none).
         self.adapter = Path(adapter) if adapter else None
-        # Which vector space this embedder's vectors live in: 0 for the base model, else a
-        # number from the adapter's hash (vectors of two spaces do not compare).
-        self.space = int(adapter_digest(self.adapter)[:8], 16) if self.adapter else 0
+        self.space = adapter_space(self.adapter)
         self.tokens_per_batch = tokens_per_batch
         self.max_batch = max_batch
         self.threads = threads

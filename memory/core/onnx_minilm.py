@@ -44,6 +44,7 @@ from memory.core.embeddings import (
     MINILM_DIM,
     MINILM_NAME,
     adapter_digest,
+    adapter_space,
     load_weights,
     model_dir,
 )
@@ -432,8 +433,7 @@ class OnnxMiniLM:
             raise ValueError(f"precision must be one of {PRECISIONS}")
         self.precision = precision
         self.adapter = Path(adapter) if adapter else None
-        # As MiniLMEmbedder.space: 0 for the base model, else from the adapter's hash.
-        self.space = int(adapter_digest(self.adapter)[:8], 16) if self.adapter else 0
+        self.space = adapter_space(self.adapter)
         self.threads = threads
         self.path = Path(path) if path else model_dir()
         self.directory = directory
@@ -499,7 +499,7 @@ if __name__ == "__main__":
     # `python -m memory.core.onnx_minilm`: build the repeat check's graphs now (make install
     # does), so the first /context turn of a process does not wait ~10 s for them.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clara.settings")
-    from memory.core.embeddings import REPEAT_ADAPTER
+    from memory.core.embeddings import repeat_adapter
 
     for precision in PRECISIONS:
-        print(graph_path(precision, adapter=REPEAT_ADAPTER if REPEAT_ADAPTER.exists() else None))
+        print(graph_path(precision, adapter=repeat_adapter()))

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from clara.client_ip import in_networks
 from memory.core.errors import Invalid, NotFound
 from memory.webhooks.models import Webhook, WebhookDelivery, WebhookEvent
 
@@ -41,12 +42,25 @@ class Unreachable(Exception):
     """A webhook's host is not an address deliveries may go to, or does not resolve."""
 
 
+class InternalAddress(Unreachable):
+    """The host is, or resolves to, an address that is not on the public internet."""
+
+    def __init__(self) -> None:
+        super().__init__("The host is a private or internal address.")
+
+
+class NotResolved(Unreachable):
+    """The host's name does not resolve (now: a delivery tries again later)."""
+
+    def __init__(self) -> None:
+        super().__init__("The host does not resolve.")
+
+
 def _allowed(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
-    for network in settings.CLARA_WEBHOOK_ALLOWED_NETWORKS:
-        if address in ipaddress.ip_network(network, strict=False):
-            return True
+    if in_networks(address, settings.CLARA_WEBHOOK_ALLOWED_NETWORKS):
+        return True
     return address.is_global and not address.is_multicast
 
 
@@ -59,12 +73,12 @@ def _addresses(host: str, port: int) -> list[str]:
         try:
             answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
-            raise Unreachable("The host does not resolve.") from exc
+            raise NotResolved from exc
         found = list(dict.fromkeys(answer[4][0].split("%")[0] for answer in answers))
     else:
         found = [str(literal)]
     if not found or not all(_allowed(ipaddress.ip_address(a)) for a in found):
-        raise Unreachable("The host is a private or internal address.")
+        raise InternalAddress
     return found
 
 
@@ -82,14 +96,14 @@ def _check_url(url: str) -> str:
         raise Invalid("The URL must be http:// or https:// with a host.", field="url")
     try:
         _addresses(parts.hostname, port)
-    except Unreachable as exc:
-        if "private" in str(exc):
-            raise Invalid(
-                "Webhooks go to receivers on the public internet; this host is a private or "
-                "internal address.",
-                field="url",
-            ) from None
-        # A name that does not resolve yet is kept: each delivery checks it again.
+    except InternalAddress:
+        raise Invalid(
+            "Webhooks go to receivers on the public internet; this host is a private or "
+            "internal address.",
+            field="url",
+        ) from None
+    except NotResolved:
+        pass  # kept: each delivery resolves the name again
     return url
 
 

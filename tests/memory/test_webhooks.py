@@ -279,6 +279,20 @@ def test_a_private_or_internal_address_is_refused_and_nothing_is_stored(admin_ap
     assert not Webhook.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://receiver.example:99999/hook",
+        "http://receiver.example:port/hook",
+        "ftp://x.example/h",
+    ],
+)
+def test_a_malformed_url_is_refused_naming_it_and_nothing_is_stored(admin_api, url):
+    response = admin_api.post("/api/v1/webhooks", {"url": url, "events": ["alert.raised"]})
+    assert response.status_code == 422 and response.json()["field"] == "url"
+    assert not Webhook.objects.exists()
+
+
 def test_an_allowed_network_may_receive(admin_api, settings):
     settings.CLARA_WEBHOOK_ALLOWED_NETWORKS = ["10.0.0.0/8"]
     ok = admin_api.post(
