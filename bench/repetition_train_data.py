@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "repetition" / "train_pairs.jsonl"
 EVAL = ROOT / "bench" / "repetition" / "pairs.jsonl"
 SEED = 17
-POSITIVES_PER_CONCERN = 24
+POSITIVES_PER_CONCERN = 36
 NEGATIVES_PER_LINK = 4
 
 
@@ -1129,6 +1129,315 @@ LINKS_MORE = [
     ("season", "weather", "same_topic"),
 ]
 
+# --- Round five (issue 17): more voices per concern, new concerns, same-frame negatives --------
+# Written from the kinds the tuning half's out-of-fold misses showed weak (long rambling asks
+# against short ones, indirect statements, homophone typos, "is this mine?" against "where is
+# it?", another person as the subject), never from the held-out half.
+
+MORE_R5: dict[str, list[str]] = {
+    "hungry": [
+        "I've had nothing since this morning, is there anything going?",
+        "My belly thinks my throat's been cut.",
+        "Any chance of a sandwich? I'm empty.",
+        "I feel faint, I need something in my stomach.",
+        "I'd love a bit of toast or a biscuit, anything really.",
+    ],
+    "outside": [
+        "I need a bit of fresh air, it's close in here.",
+        "Can we open the back door and sit in the garden?",
+        "I'd like to get out into the open air for a while.",
+        "Could I have a wander round outside?",
+        "I want to feel the sun on my face, can we go out?",
+    ],
+    "bed": [
+        "Can I go and lie down for a bit?",
+        "I need a lie down, I'm whacked.",
+        "Can I lie on my bed for a while?",
+        "I want to go up and have a rest.",
+        "I'm dropping off in this chair, can I go to bed?",
+        "Take me up to my room, I need a sleep.",
+    ],
+    "took_tablets": [
+        "The lady with the trolley came round, but did she give me mine? I don't think she did.",
+        "I've got that little box with the days on, and I can't tell if I've done today's or not.",
+        "Did I swallow my medicine at breakfast? I can't for the life of me remember.",
+        "Have I had today's medication? My memory's no good.",
+        "My pills, the white ones and the little yellow one, have I had them this morning?",
+    ],
+    "sad": [
+        "I'm feeling a bit low.",
+        "I'm down in the dumps today.",
+        "I've got the blues, love.",
+        "Everything feels so grey today, I'm fed up.",
+        "I'm not happy at all today.",
+    ],
+    "lonely": [
+        "I'm all on my own here.",
+        "I never see a soul from one day to the next.",
+        "There's nobody to keep me company.",
+    ],
+    "go_work": [
+        "The patients at the surgery will be waiting for me.",
+        "I need to get to the school, my class starts at nine.",
+        "They're short-handed at the mill, I have to go in.",
+        "My customers will be wondering where I've got to, I must open the shop.",
+    ],
+    "where_children": [
+        "My little ones, where have they got to?",
+        "Who's got the kids? I can't find them.",
+    ],
+    "pay_bills": [
+        "Has the electricity been paid?",
+        "Did someone pay the gas this quarter?",
+        "The phone bill, has it gone out yet?",
+        "Are we up to date with the rent and the water?",
+    ],
+    "no_money": [
+        "I've nothing in my purse, how am I going to pay?",
+        "I've got to pay for this and I've not a penny on me.",
+        "Where's my money gone? I need to settle up.",
+    ],
+    "doctor_when": [
+        "There was a letter from the surgery about seeing the doctor, when is it, I've put it down somewhere?",
+        "Is it today I see the GP or is it tomorrow?",
+    ],
+    "go_home": [
+        "I've been sitting here all afternoon and I really should be getting back now, my things are all at home and nobody knows where I am.",
+        "Home now. Please.",
+        "Which way is out? I'm going back to my house.",
+        "Get me my coat, I'm going home.",
+        "Can you ring someone to take me home? I want to go back to my own house.",
+    ],
+    "where_am_i": [
+        "What am I doing in this place?",
+        "Why have they put me here?",
+        "What's the reason I'm in here?",
+        "Why am I in this building, what's going on?",
+    ],
+    "dog_fed": [
+        "The dog's been going round in circles by his bowl, I think he's not had anything, has he?",
+    ],
+    "when_dinner": [
+        "I'm ever so hungry, will dinner be long?",
+        "How long till we eat tonight?",
+        "Is tea nearly ready?",
+        "What time do they bring the evening meal?",
+    ],
+    "cup_of_tea": [
+        "I'm parched, could you put the kettle on?",
+        "I'd kill for a cuppa.",
+        "Is there any tea in the pot?",
+    ],
+    "what_day": [
+        "I've lost track of the days, which one is it today?",
+        "Is it Monday or Tuesday? I don't know any more.",
+    ],
+    "what_time": [
+        "I haven't got my watch on, how late is it?",
+        "Is it nearly twelve? What time have you got?",
+    ],
+    "time_tablets": [
+        "Should I be having my medicine about now?",
+        "Am I due some tablets yet?",
+    ],
+    "toilet": [
+        "I'm desperate, where's the bathroom?",
+        "Where's the restroom? I need to go.",
+    ],
+    "scared": [
+        "I'm all of a tremble, something's not right.",
+        "I've got a horrible feeling something bad is going to happen.",
+    ],
+    "cold": [
+        "My hands are like ice.",
+        "Brr, it's chilly in here, I'm frozen.",
+    ],
+}
+for name, extra in MORE_R5.items():
+    CONCERNS[name][1].extend(w for w in extra if w not in CONCERNS[name][1])
+
+concern(
+    "optician_when",
+    "appointments",
+    [
+        "When am I seeing the optician?",
+        "When's my eye appointment?",
+        "I'm due to have my eyes tested, what day is that?",
+        "Is my eye check this week?",
+        "When do I go to the opticians about my glasses?",
+        "The eye man, when am I seeing him?",
+    ],
+)
+concern(
+    "missed_appt",
+    "appointments",
+    [
+        "I think I've missed an appointment.",
+        "Was I meant to be somewhere today?",
+        "Did I forget to go to my appointment?",
+        "I was supposed to be at the clinic, have I missed it?",
+        "Oh no, wasn't I booked in somewhere this morning?",
+    ],
+)
+concern(
+    "children_safe",
+    "children",
+    [
+        "Are my kids alright?",
+        "Is someone minding the children?",
+        "Who's watching the little ones?",
+        "I hope the children are safe, is anybody with them?",
+        "Are the kiddies being looked after?",
+        "Somebody's got to keep an eye on the children, are they alright?",
+    ],
+)
+concern(
+    "dog_ok",
+    "pets",
+    [
+        "Is my dog alright?",
+        "How's my doggy getting on?",
+        "Is the dog okay without me?",
+        "I hope my dog's alright, is he?",
+        "How is my little pup doing?",
+    ],
+)
+concern(
+    "walk_dog_done",
+    "pets",
+    [
+        "Has the dog been out for his walk?",
+        "Did anybody take the dog round the block?",
+        "The dog hasn't been walked, has he?",
+        "Has someone taken the dog out today?",
+    ],
+)
+concern(
+    "why_here",
+    "place",
+    [
+        "Why do I have to stay here?",
+        "What have I done to be kept in here?",
+        "Why won't they let me leave this place?",
+        "How long do I have to be in here for?",
+    ],
+)
+concern(
+    "hospital_far",
+    "place",
+    [
+        "How far away is the hospital?",
+        "Is the hospital a long way from here?",
+        "How long does it take to get to the hospital?",
+    ],
+)
+concern(
+    "owe_them",
+    "money",
+    [
+        "How much do I owe you?",
+        "Have I got to pay you something?",
+        "Is there anything I need to give you for this?",
+        "Do I have to settle up with you?",
+    ],
+)
+concern(
+    "owed_me",
+    "money",
+    [
+        "Does anybody owe me money?",
+        "You still owe me for the paper.",
+        "Have you paid me back yet?",
+        "Someone borrowed a tenner off me and never gave it back.",
+    ],
+)
+concern(
+    "angry",
+    "feelings",
+    [
+        "I'm so cross.",
+        "I'm absolutely furious.",
+        "I feel really angry right now.",
+        "Everything's making me mad today.",
+        "I'm fuming, I could scream.",
+    ],
+)
+concern(
+    "why_angry",
+    "feelings",
+    [
+        "Why do I get so upset?",
+        "What makes me lose my temper like that?",
+        "Why am I always so cross these days?",
+    ],
+)
+concern(
+    "colleagues",
+    "work",
+    [
+        "Who else is in my office?",
+        "Who do I work with?",
+        "Are my workmates in today?",
+        "Who's on shift with me?",
+    ],
+)
+concern(
+    "radio_off",
+    "daily",
+    [
+        "Turn the radio off.",
+        "Switch that wireless off, would you?",
+        "I don't want the radio on any more.",
+    ],
+)
+concern(
+    "what_day_appt",
+    "appointments",
+    [
+        "What day is my appointment?",
+        "Which day am I at the hospital?",
+        "What date have they given me for the clinic?",
+    ],
+)
+LINKS_R5 = [
+    ("optician_when", "doctor_when", "different_referent"),
+    ("optician_when", "dentist_when", "different_referent"),
+    ("optician_when", "lost_glasses", "same_topic"),
+    ("missed_appt", "doctor_when", "same_topic"),
+    ("missed_appt", "cancel_appt", "same_topic"),
+    ("children_safe", "children_fed", "same_topic"),
+    ("children_safe", "collect_children", "same_topic"),
+    ("dog_ok", "where_dog", "same_topic"),
+    ("dog_ok", "dog_fed", "same_topic"),
+    ("dog_ok", "dog_name", "same_topic"),
+    ("walk_dog_done", "dog_fed", "same_frame"),
+    ("walk_dog_done", "cat_fed", "different_referent"),
+    ("why_here", "where_am_i", "same_topic"),
+    ("why_here", "stay_here", "same_topic"),
+    ("hospital_far", "is_hospital", "same_topic"),
+    ("owe_them", "owed_me", "opposite"),
+    ("owe_them", "no_money", "same_topic"),
+    ("angry", "why_angry", "same_topic"),
+    ("angry", "sad", "same_frame"),
+    ("angry", "scared", "same_frame"),
+    ("colleagues", "go_work", "same_topic"),
+    ("colleagues", "old_job", "same_topic"),
+    ("radio_off", "radio_on", "opposite"),
+    ("radio_off", "light_off", "different_referent"),
+    ("radio_off", "tv_off", "different_referent"),
+    ("what_day_appt", "what_day", "same_frame"),
+    ("what_day_appt", "birthday", "same_frame"),
+    ("where_am_i", "lost_keys", "same_frame"),
+    ("where_am_i", "lost_glasses", "same_frame"),
+    ("when_dinner", "hungry", "same_topic"),
+    ("outside", "door_locked", "same_topic"),
+    ("sad", "lonely", "same_frame"),
+    ("work_husband", "go_work", "different_referent"),
+    ("sad_husband", "sad", "different_referent"),
+    ("sad_mother", "sad", "different_referent"),
+]
+LINKS_MORE += LINKS_R5
+
 
 # --- Templates over a referent ---------------------------------------------------------------
 
@@ -1155,6 +1464,8 @@ PERSON_WANTS = [
     "Has {p} gone out? When will they be back?",
     "I want {p}.",
     "Is {p} here yet?",
+    "I keep thinking {p} will walk through that door any minute, they said they'd come, have they rung, do you know where they are?",
+    "It's getting late and there's still no sign of {p}, I don't understand it, they're never usually this late.",
 ]
 PERSON_PHONE = [
     "Can I ring {p}?",
@@ -1167,6 +1478,8 @@ PERSON_OTHER = [  # same person, another question: negatives against wanting the
     ("dead", ["Is {p} dead?", "Did {p} die?", "Has {p} passed away?"]),
     ("age", ["How old is {p} now?", "What age is {p}?"]),
     ("well", ["Is {p} ill?", "Is {p} poorly?", "Is {p} in hospital?"]),
+    ("work", ["{P} has to go to work.", "Has {p} gone to work?", "Is {p} at work today?"]),
+    ("sad", ["Why is {p} upset?", "Is {p} unhappy?", "{P} seems sad today."]),
     (
         "memory",
         ["{P} was a lovely dancer.", "{P} used to sing to me.", "I remember {p} at the seaside."],
@@ -1198,9 +1511,13 @@ THING_LOST = [
     "I had {t} a minute ago and now it's gone.",
     "Help me look for {t}, would you?",
     "I've looked everywhere for {t}.",
+    "I put {t} down somewhere, by the kettle or in the bedroom, I can't think where, and now it isn't anywhere at all.",
+    "Oh, I've been up and down all morning hunting, the drawers, the cupboard, under the cushions, and {t} just isn't there.",
 ]
 THING_OTHER = [
-    ("broken", ["{T} is broken.", "Can you mend {t}? It's broken."]),
+    ("broken", ["{T} is broken.", "Can you mend {t}? It's broken.", "{T} has stopped working."]),
+    ("mine", ["Is this {t}?", "Whose is this? Is it {t}?", "Are you sure this is {t}?"]),
+    ("bought", ["Where did I buy {t}?", "When did I get {t}?", "Who gave me {t}?"]),
     ("new", ["{T} is worn out, I need a new one.", "I want to replace {t}, it's no good now."]),
 ]
 
@@ -1329,8 +1646,41 @@ RAMBLES = [
 ]
 
 
+HOMOPHONES = {
+    "son": "sun",
+    "where's": "wheres",
+    "your": "you're",
+    "there": "their",
+    "to": "too",
+    "know": "no",
+    "been": "bin",
+    "right": "rite",
+    "week": "weak",
+}
+
+
+def typo(text: str, rng: random.Random) -> str:
+    """A slip of the fingers: a homophone, or two letters of one longer word swapped."""
+    words = text.split()
+    sounds = [i for i, w in enumerate(words) if w.lower() in HOMOPHONES]
+    if sounds and rng.random() < 0.5:
+        i = rng.choice(sounds)
+        words[i] = HOMOPHONES[words[i].lower()]
+    else:
+        long = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
+        if not long:
+            return text
+        i = rng.choice(long)
+        w = words[i]
+        j = rng.randrange(1, len(w) - 2)
+        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+    return " ".join(words)
+
+
 def styled(text: str, rng: random.Random) -> str:
     roll = rng.random()
+    if roll > 0.92:
+        return typo(text, rng)
     if roll < 0.15:
         head = rng.choice(FILLERS)
         return head + text[0].lower() + text[1:]

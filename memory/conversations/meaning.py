@@ -377,9 +377,9 @@ def feature_values(get) -> list:
     return out
 
 
-WEIGHTS = (1.2, -3.8, 7.2, 0.3, -0.5, -1.6, 2.9, 4.9, 1.3, 8.3, 3.5, 0.5, -11.5)
-BIAS = -3.8
-CUT = 0.56  # probability at least this: the same meaning
+WEIGHTS = (3.4, -2.7, 6.8, 0.1, -0.6, -2.2, 3.9, 5.5, 1.4, 9.3, 2.2, 0.9, -12.3)
+BIAS = -5.2
+CUT = 0.61  # probability at least this: the same meaning
 
 
 @dataclass(frozen=True)
