@@ -33,7 +33,7 @@ import functools
 import logging
 import threading
 import weakref
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -65,6 +65,8 @@ TOKEN_CHARS = 16
 
 # --- Schema -------------------------------------------------------------------------------------
 
+ROWS_TABLE = "memory_search_rows"
+
 INSTALL_SQL = [
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_vector vector(384)",
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_terms text[]",
@@ -83,9 +85,37 @@ INSTALL_SQL = [
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_generation bigint",
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_epoch bigint",
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_key text",
+    # The keyword part's rows (issue 19, round five): one narrow row per live memory, read
+    # inline. `terms` are the content's distinct tokens as keyed hashes of (scope, word), so a
+    # word's index entry holds one person's rows only and two people's tokens never compare;
+    # `counts` their frequencies, `length` the token count (BM25 without unnesting anything);
+    # `vec` the rotated vector, kept in the row (PLAIN, and no TOAST below 8 KB): the keyword
+    # rows' similarities without a TOAST read each.
+    f"CREATE TABLE IF NOT EXISTS {ROWS_TABLE} (id uuid PRIMARY KEY, scope varchar(300) NOT NULL, "
+    "terms text[] NOT NULL, counts integer[] NOT NULL, length integer NOT NULL, "
+    "vec vector(384)) WITH (toast_tuple_target = 8160)",
+    f"ALTER TABLE {ROWS_TABLE} ALTER COLUMN vec SET STORAGE PLAIN",
+    f"CREATE INDEX IF NOT EXISTS idx_{ROWS_TABLE}_terms ON {ROWS_TABLE} USING gin (terms)",
+    # Whatever deletes memories (forgetting, expiry, erasure, a flush) takes their rows along,
+    # in the same statement: nothing derived from a deleted memory outlives it.
+    f"CREATE OR REPLACE FUNCTION {ROWS_TABLE}_gone() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    f"BEGIN DELETE FROM {ROWS_TABLE} r USING gone g WHERE r.id = g.id; RETURN NULL; END $$",
+    f"CREATE OR REPLACE FUNCTION {ROWS_TABLE}_truncated() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    f"BEGIN TRUNCATE {ROWS_TABLE}; RETURN NULL; END $$",
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_gone ON memories",
+    f"CREATE TRIGGER {ROWS_TABLE}_gone AFTER DELETE ON memories REFERENCING OLD TABLE AS gone "
+    f"FOR EACH STATEMENT EXECUTE FUNCTION {ROWS_TABLE}_gone()",
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_truncated ON memories",
+    f"CREATE TRIGGER {ROWS_TABLE}_truncated AFTER TRUNCATE ON memories "
+    f"FOR EACH STATEMENT EXECUTE FUNCTION {ROWS_TABLE}_truncated()",
 ]
 
 UNINSTALL_SQL = [
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_gone ON memories",
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_truncated ON memories",
+    f"DROP TABLE IF EXISTS {ROWS_TABLE}",
+    f"DROP FUNCTION IF EXISTS {ROWS_TABLE}_gone()",
+    f"DROP FUNCTION IF EXISTS {ROWS_TABLE}_truncated()",
     "DROP INDEX IF EXISTS idx_memories_search_vector",
     "DROP INDEX IF EXISTS idx_memories_search_halfvec",
     "DROP INDEX IF EXISTS idx_memories_search_terms",
@@ -120,8 +150,14 @@ def install(connection) -> bool:
         if not supported(version):
             logger.warning("pgvector %s is older than %s (halfvec): not used", version, MIN_VERSION)
             return False
+        cursor.execute("SELECT to_regclass(%s) IS NULL", [ROWS_TABLE])
+        new_rows_table = cursor.fetchone()[0]
         for statement in INSTALL_SQL:
             cursor.execute(statement)
+        if new_rows_table:
+            # Every scope's rows are derived again (the next search of each catches up, or
+            # `manage.py vector_index`): the table starts empty.
+            cursor.execute("UPDATE memory_scopes SET vector_generation = NULL")
     _installed.clear()
     return True
 
@@ -234,6 +270,12 @@ def term_tokens(words: Sequence[str]) -> list[str]:
     return [_token(kid, "clara vector search term v1", w) for w in words]
 
 
+def scoped_term_tokens(scope: str, words: Sequence[str]) -> list[str]:
+    """Keyword tokens of one scope: the same word in two scopes gives unrelated tokens."""
+    kid = crypto.keyring().primary.kid
+    return [_token(kid, "clara vector search scoped term v1", f"{scope}\x1f{w}") for w in words]
+
+
 def entity_tokens(refs: Sequence[str]) -> list[str]:
     kid = crypto.keyring().primary.kid
     return [_token(kid, "clara vector search entity v1", r) for r in refs]
@@ -276,7 +318,7 @@ def sync_scope(scope: str, *, force: bool = False, analyze: bool = True) -> int:
         rows = Memory.objects.using(ALIAS).filter(scope=scope)
         if not whole:
             rows = rows.filter(revision__gt=done)
-        rows = rows.only("id", "status", "content", "entity_refs", "embedding")
+        rows = rows.only("id", "scope", "status", "content", "entity_refs", "embedding")
         count = 0
         batch: list = []
         for memory in rows.iterator(chunk_size=SYNC_BATCH):
@@ -306,6 +348,7 @@ def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
 
     width = DIMS * 4
     ids, vectors, terms, lengths, entities = [], [], [], [], []
+    live, scopes, scoped, counts = [], [], [], []
     for m in memories:
         ids.append(str(m.id))
         if m.status != Memory.Status.ACTIVE:
@@ -324,6 +367,29 @@ def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
         terms.append(" ".join(term_tokens(tokens)))
         lengths.append(len(tokens))
         entities.append(" ".join(entity_tokens(m.entity_refs)))
+        frequencies = Counter(tokens)
+        live.append(len(ids) - 1)
+        scopes.append(m.scope)
+        scoped.append(" ".join(scoped_term_tokens(m.scope, list(frequencies))))
+        counts.append(" ".join(str(c) for c in frequencies.values()))
+    # The keyword rows: the batch's old ones out, the live ones' in (a deprecated row's stay out).
+    cursor.execute(f"DELETE FROM {ROWS_TABLE} WHERE id = ANY(%s::uuid[])", [ids])
+    if live:
+        cursor.execute(
+            f"INSERT INTO {ROWS_TABLE} (id, scope, terms, counts, length, vec) "
+            "SELECT id, scope, string_to_array(terms, ' ', ''), "
+            "string_to_array(counts, ' ', '')::integer[], len, vec::vector "
+            "FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[], %s::int[], %s::text[]) "
+            "AS v(id, scope, terms, counts, len, vec)",
+            [
+                [ids[i] for i in live],
+                scopes,
+                scoped,
+                counts,
+                [lengths[i] for i in live],
+                [vectors[i] for i in live],
+            ],
+        )
     cursor.execute(
         "UPDATE memories AS m SET search_vector = v.vec::vector, "
         "search_terms = CASE WHEN v.terms IS NULL THEN NULL "
@@ -399,35 +465,46 @@ _BLEND_COLUMNS = "pinned, importance, updated_s, search_entities"
 # the sum is the same float: idf from the matching rows' document frequencies, tf from the row's
 # tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
 _K1, _B = 1.2, 0.75
-_KEYWORD_CTES = (
-    # A row's tokens are read once, unnested in `tf`: a materialized CTE keeps the stored array's
-    # TOAST pointer, and the earlier `@>` per query word read its chunks again each time (the
-    # document frequencies were 26 of the statement's 45 ms at 10k LoCoMo rows).
-    "m AS MATERIALIZED (SELECT id, search_terms AS terms, search_length, "
-    "{sim} AS sim, ({where}) AS ok, "
-    + _BLEND
-    + " FROM memories WHERE scope = %s AND status = 'active' AND search_terms && %s::text[]), "
-    "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i)), "
-    # Each row's term frequencies, in one pass over its tokens.
-    "tf AS MATERIALIZED (SELECT m.id, m.search_length, qt.t, qt.i, count(*)::float8 AS tf "
-    "FROM m CROSS JOIN LATERAL unnest(m.terms) AS u(t) JOIN qt ON qt.t = u.t "
-    "GROUP BY m.id, m.search_length, qt.t, qt.i), "
-    "df AS MATERIALIZED (SELECT qt.t, qt.i, ln(1 + ((st.n - count(tf.id))::float8 + 0.5) "
-    "/ (count(tf.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
-    "LEFT JOIN tf ON tf.t = qt.t GROUP BY qt.t, qt.i, st.n), "
-    "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1), "
-    "sc AS (SELECT tf.id, sum(df.idf * tf.tf * k.k1p1 / (tf.tf + k.k1 * (k.one_b + k.b "
-    "* coalesce(tf.search_length, 0)::float8 / CASE WHEN st.n > 0 AND st.total > 0 "
-    "THEN st.total::float8 / st.n ELSE 1.0::float8 END)) ORDER BY df.i) AS score "
-    "FROM tf JOIN df ON df.t = tf.t CROSS JOIN st CROSS JOIN k GROUP BY tf.id), "
-    "scored0 AS MATERIALIZED (SELECT m.id, m.sim, m.ok, "
-    + ", ".join(f"m.{c.strip()}" for c in _BLEND_COLUMNS.split(","))
-    + ", st.n, st.total, sc.score FROM m CROSS JOIN st JOIN sc ON sc.id = m.id), "
-    "scored AS (SELECT scored0.*, max(score) OVER () AS top, "
-    "CASE WHEN max(score) OVER () > 0 THEN "
-    "%s::float8 * least(greatest(sim, 0), 1) + %s::float8 * (score / max(score) OVER ()) "
-    "ELSE least(greatest(sim, 0), 1) END AS relevance FROM scored0)"
-)
+
+
+def _keyword_ctes(terms: int, sim: str) -> str:
+    """The keyword part over the narrow rows, for a query of `terms` distinct words.
+
+    Each matching row (found by the GIN index on its scoped tokens) gives its frequency of each
+    query word by position in its own distinct tokens (`counts[array_position(terms, t)]`), so
+    nothing is unnested, joined or grouped per row; document frequencies are counts over those
+    rows, and the BM25 sum runs term by term in the query's order (the same floats as before:
+    a missing word adds an exact 0). `sim` is read from the row's inline vector.
+    """
+    freqs = ", ".join(
+        f"r.counts[array_position(r.terms, %s::text)]::float8 AS f{j}" for j in range(terms)
+    )
+    idfs = ", ".join(
+        f"ln(1 + ((st.n - count(m.f{j}))::float8 + 0.5) / (count(m.f{j})::float8 + 0.5)) AS idf{j}"
+        for j in range(terms)
+    )
+    parts = " + ".join(
+        f"coalesce(df.idf{j} * m.f{j} * k.k1p1 / (m.f{j} + k.k1 * (k.one_b + k.b "
+        "* m.length::float8 / k.avg)), 0::float8)"
+        for j in range(terms)
+    )
+    return (
+        f"m AS MATERIALIZED (SELECT r.id, r.length, {sim} AS sim, {freqs} "
+        f"FROM {ROWS_TABLE} r WHERE r.scope = %s AND r.terms && %s::text[]), "
+        f"df AS MATERIALIZED (SELECT {idfs} FROM st LEFT JOIN m ON true GROUP BY st.n), "
+        "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1, "
+        "CASE WHEN st.n > 0 AND st.total > 0 THEN st.total::float8 / st.n "
+        "ELSE 1.0::float8 END AS avg FROM st), "
+        f"sc AS MATERIALIZED (SELECT m.id, m.sim, 0::float8 + {parts} AS score "
+        "FROM m CROSS JOIN df CROSS JOIN k), "
+        "scored AS MATERIALIZED (SELECT sc.id, sc.sim, sc.score, max(sc.score) OVER () AS top, "
+        "CASE WHEN max(sc.score) OVER () > 0 THEN "
+        "%s::float8 * least(greatest(coalesce(sc.sim, 0), 0), 1) "
+        "+ %s::float8 * (sc.score / max(sc.score) OVER ()) "
+        "ELSE least(greatest(coalesce(sc.sim, 0), 0), 1) END AS relevance FROM sc)"
+    )
+
+
 # Database connections whose session already searches with this hnsw.ef_search.
 _ef_set: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -569,7 +646,7 @@ def search_scope(
         _, rotation = _key()
         q = _literal(rotation @ np.asarray(query_vector, dtype=np.float32))
     tokens = retrieval.tokenize(query) if query else []
-    hashed = term_tokens(list(dict.fromkeys(tokens))) if tokens else []
+    hashed = scoped_term_tokens(scope, list(dict.fromkeys(tokens))) if tokens else []
     wanted = max(s.CANDIDATES, offset + limit)
     take = wanted * (4 if metadata else 1)
 
@@ -599,21 +676,26 @@ def search_scope(
             ctes.append("st AS (SELECT %s::bigint AS n, %s::bigint AS total)")
             cte_params += list(stats[1])
         ctes.append(
-            _KEYWORD_CTES.format(
-                sim="-(search_vector <#> (SELECT v FROM qv))" if q else "0::float8", where=where
-            )
+            _keyword_ctes(len(hashed), "-(r.vec <#> (SELECT v FROM qv))" if q else "0::float8")
         )
-        cte_params += params + [scope, hashed, hashed]
+        cte_params += hashed + [scope, hashed]
         cte_params += [_K1, 1 - _B, _B, _K1 + 1, s.SIMILARITY_WEIGHT, s.KEYWORD_WEIGHT]
+        # The best `take` by relevance that pass the filters: the rows are visited in order of
+        # relevance and each one's memory read by its key until enough have passed (the filters'
+        # and the blend's columns live in `memories`; most searches read ~take of them, not the
+        # ~2,200 rows sharing a word at 10k).
         parts.append(
-            "(SELECT 1 AS part, id, score, top, sim, n, total, "
-            f"{_BLEND_COLUMNS} FROM scored WHERE ok ORDER BY relevance DESC LIMIT %s)"
+            "(SELECT 1 AS part, o.id, o.score, o.top, o.sim, st.n, st.total, "
+            f"b.{', b.'.join(c.strip() for c in _BLEND_COLUMNS.split(','))} "
+            "FROM (SELECT * FROM scored ORDER BY relevance DESC) o CROSS JOIN st "
+            f"CROSS JOIN LATERAL (SELECT {_BLEND} FROM memories WHERE id = o.id AND {where}) b "
+            "ORDER BY o.relevance DESC LIMIT %s)"
         )
-        part_params.append(take)
+        part_params += [*params, take]
         # The best score and the scope's size even when no row sharing a word passes the filters.
         parts.append(
-            "(SELECT 0, NULL, NULL, max(score), NULL, max(n), max(total), NULL, NULL, NULL, NULL "
-            "FROM scored)"
+            "(SELECT 0, NULL, NULL, (SELECT max(score) FROM scored), NULL, st.n, st.total, "
+            "NULL, NULL, NULL, NULL FROM st)"
         )
     if q:
         parts.append(
