@@ -497,11 +497,14 @@ def _keyword_ctes(terms: int, sim: str) -> str:
         "ELSE 1.0::float8 END AS avg FROM st), "
         f"sc AS MATERIALIZED (SELECT m.id, m.sim, 0::float8 + {parts} AS score "
         "FROM m CROSS JOIN df CROSS JOIN k), "
-        "scored AS MATERIALIZED (SELECT sc.id, sc.sim, sc.score, max(sc.score) OVER () AS top, "
-        "CASE WHEN max(sc.score) OVER () > 0 THEN "
+        # The best score over every row sharing a word, once (not a window over each row).
+        "tw AS MATERIALIZED (SELECT max(score) AS top FROM sc), "
+        "scored AS (SELECT sc.id, sc.sim, sc.score, "
+        "CASE WHEN tw.top > 0 THEN "
         "%s::float8 * least(greatest(coalesce(sc.sim, 0), 0), 1) "
-        "+ %s::float8 * (sc.score / max(sc.score) OVER ()) "
-        "ELSE least(greatest(coalesce(sc.sim, 0), 0), 1) END AS relevance FROM sc)"
+        "+ %s::float8 * (sc.score / tw.top) "
+        "ELSE least(greatest(coalesce(sc.sim, 0), 0), 1) END AS relevance "
+        "FROM sc CROSS JOIN tw)"
     )
 
 
@@ -525,6 +528,16 @@ def _ef_search(connection, cursor, ef: int) -> None:
         _ef_set[raw] = ef
 
 
+def _client_bound(cursor) -> bool:
+    """Whether the query's parameters are bound by the client (Django's default for psycopg),
+    so that one message may carry several statements."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg 2
+        return False
+    return isinstance(getattr(cursor, "cursor", None), psycopg.ClientCursor)
+
+
 def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
     """Run the keyword statement with sequential scans off, then put the setting back.
 
@@ -534,6 +547,12 @@ def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
     plan took 31-67 ms against 9-13 ms with the index (docs/benchmarks.md). With sequential scans
     priced out it takes the index, or the scope's btree.
     """
+    if not connection.in_atomic_block and _client_bound(cursor):
+        # One round trip instead of three: outside a transaction, a message of two statements
+        # runs as one implicit transaction, which `SET LOCAL` lasts for (an error ends it too).
+        cursor.execute("SET LOCAL enable_seqscan = off; " + sql, params)
+        cursor.nextset()
+        return cursor.fetchall()
     cursor.execute(
         "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', false)"
     )
@@ -685,7 +704,7 @@ def search_scope(
         # and the blend's columns live in `memories`; most searches read ~take of them, not the
         # ~2,200 rows sharing a word at 10k).
         parts.append(
-            "(SELECT 1 AS part, o.id, o.score, o.top, o.sim, st.n, st.total, "
+            "(SELECT 1 AS part, o.id, o.score, NULL::float8, o.sim, st.n, st.total, "
             f"b.{', b.'.join(c.strip() for c in _BLEND_COLUMNS.split(','))} "
             "FROM (SELECT * FROM scored ORDER BY relevance DESC) o CROSS JOIN st "
             f"CROSS JOIN LATERAL (SELECT {_BLEND} FROM memories WHERE id = o.id AND {where}) b "
@@ -694,8 +713,8 @@ def search_scope(
         part_params += [*params, take]
         # The best score and the scope's size even when no row sharing a word passes the filters.
         parts.append(
-            "(SELECT 0, NULL, NULL, (SELECT max(score) FROM scored), NULL, st.n, st.total, "
-            "NULL, NULL, NULL, NULL FROM st)"
+            "(SELECT 0, NULL, NULL, tw.top, NULL, st.n, st.total, "
+            "NULL, NULL, NULL, NULL FROM st CROSS JOIN tw)"
         )
     if q:
         parts.append(

@@ -448,3 +448,33 @@ def test_a_large_sync_leaves_the_planner_walking_the_hnsw_index(pgvector):
         cursor.execute("EXPLAIN " + statement)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "idx_memories_search_halfvec" in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_keyword_guard_costs_no_round_trip_and_does_not_linger(
+    pgvector,
+):
+    """In autocommit the statement carries its own `SET LOCAL enable_seqscan = off`: one
+    message, and the session's setting is untouched afterwards (also after a failing one)."""
+    from django.test.utils import CaptureQueriesContext
+
+    person = _person()
+    for key, content, refs, importance in FACTS:
+        _put(person, key, content, entity_refs=refs, importance=importance, type=_type(key, refs))
+    prefix = store.person_namespace(person.id)
+    at = timezone.now()
+    assert not connection.in_atomic_block
+    inprocess, _ = _both(pgvector, prefix=prefix, query="Sarah garden", at=at)
+    with CaptureQueriesContext(connection) as queries:
+        in_pg = search.memory_search(prefix=prefix, query="Sarah garden", at=at)
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    sqls = [q["sql"] for q in queries.captured_queries]
+    assert any(sql.startswith("SET LOCAL enable_seqscan = off; WITH") for sql in sqls)
+    assert not any("set_config('enable_seqscan'" in sql for sql in sqls)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_seqscan")
+        assert cursor.fetchone()[0] == "on"
+        with pytest.raises(Exception, match="division by zero"):
+            vector_pg._without_seqscan(connection, cursor, "SELECT 1 / %s", [0])
+        cursor.execute("SHOW enable_seqscan")
+        assert cursor.fetchone()[0] == "on"
