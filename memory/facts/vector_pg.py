@@ -467,36 +467,31 @@ _BLEND_COLUMNS = "pinned, importance, updated_s, search_entities"
 _K1, _B = 1.2, 0.75
 
 
-def _keyword_ctes(terms: int, sim: str) -> str:
-    """The keyword part over the narrow rows, for a query of `terms` distinct words.
+def _keyword_ctes(sim: str) -> str:
+    """The keyword part over the narrow rows: BM25 of every row of the scope sharing a word.
 
-    Each matching row (found by the GIN index on its scoped tokens) gives its frequency of each
-    query word by position in its own distinct tokens (`counts[array_position(terms, t)]`), so
-    nothing is unnested, joined or grouped per row; document frequencies are counts over those
-    rows, and the BM25 sum runs term by term in the query's order (the same floats as before:
-    a missing word adds an exact 0). `sim` is read from the row's inline vector.
+    One index probe per query word (its scoped token in the GIN index) gives that word's rows,
+    and each row's frequency of it is read by position in the row's own distinct tokens
+    (`counts[array_position(terms, t)]`): ~1.1 lookups per matching row instead of one per row
+    and query word. Document frequencies are counts per word; a row's BM25 sums its words in the
+    query's order (`ORDER BY i`: the same floats however the rows come). `sim` is read from the
+    row's inline vector.
     """
-    freqs = ", ".join(
-        f"r.counts[array_position(r.terms, %s::text)]::float8 AS f{j}" for j in range(terms)
-    )
-    idfs = ", ".join(
-        f"ln(1 + ((st.n - count(m.f{j}))::float8 + 0.5) / (count(m.f{j})::float8 + 0.5)) AS idf{j}"
-        for j in range(terms)
-    )
-    parts = " + ".join(
-        f"coalesce(df.idf{j} * m.f{j} * k.k1p1 / (m.f{j} + k.k1 * (k.one_b + k.b "
-        "* m.length::float8 / k.avg)), 0::float8)"
-        for j in range(terms)
-    )
     return (
-        f"m AS MATERIALIZED (SELECT r.id, r.length, {sim} AS sim, {freqs} "
-        f"FROM {ROWS_TABLE} r WHERE r.scope = %s AND r.terms && %s::text[]), "
-        f"df AS MATERIALIZED (SELECT {idfs} FROM st LEFT JOIN m ON true GROUP BY st.n), "
+        "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS q(t, i)), "
+        "p AS MATERIALIZED (SELECT qt.i, r.id, r.length, "
+        f"r.counts[array_position(r.terms, qt.t)]::float8 AS f, {sim} AS sim "
+        f"FROM qt CROSS JOIN LATERAL (SELECT * FROM {ROWS_TABLE} r WHERE r.scope = %s "
+        "AND r.terms && ARRAY[qt.t]) r), "
+        "df AS (SELECT qt.i, ln(1 + ((st.n - count(p.id))::float8 + 0.5) "
+        "/ (count(p.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
+        "LEFT JOIN p ON p.i = qt.i GROUP BY qt.i, st.n), "
         "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1, "
         "CASE WHEN st.n > 0 AND st.total > 0 THEN st.total::float8 / st.n "
         "ELSE 1.0::float8 END AS avg FROM st), "
-        f"sc AS MATERIALIZED (SELECT m.id, m.sim, 0::float8 + {parts} AS score "
-        "FROM m CROSS JOIN df CROSS JOIN k), "
+        "sc AS MATERIALIZED (SELECT p.id, max(p.sim) AS sim, sum(df.idf * p.f * k.k1p1 "
+        "/ (p.f + k.k1 * (k.one_b + k.b * p.length::float8 / k.avg)) ORDER BY p.i) AS score "
+        "FROM p JOIN df ON df.i = p.i CROSS JOIN k GROUP BY p.id), "
         # The best score over every row sharing a word, once (not a window over each row).
         "tw AS MATERIALIZED (SELECT max(score) AS top FROM sc), "
         "scored AS (SELECT sc.id, sc.sim, sc.score, "
@@ -694,10 +689,8 @@ def search_scope(
         else:
             ctes.append("st AS (SELECT %s::bigint AS n, %s::bigint AS total)")
             cte_params += list(stats[1])
-        ctes.append(
-            _keyword_ctes(len(hashed), "-(r.vec <#> (SELECT v FROM qv))" if q else "0::float8")
-        )
-        cte_params += hashed + [scope, hashed]
+        ctes.append(_keyword_ctes("-(r.vec <#> (SELECT v FROM qv))" if q else "0::float8"))
+        cte_params += [hashed, scope]
         cte_params += [_K1, 1 - _B, _B, _K1 + 1, s.SIMILARITY_WEIGHT, s.KEYWORD_WEIGHT]
         # The best `take` by relevance that pass the filters: the rows are visited in order of
         # relevance and each one's memory read by its key until enough have passed (the filters'
