@@ -478,3 +478,26 @@ def test_outside_a_transaction_the_keyword_guard_costs_no_round_trip_and_does_no
             vector_pg._without_seqscan(connection, cursor, "SELECT 1 / %s", [0])
         cursor.execute("SHOW enable_seqscan")
         assert cursor.fetchone()[0] == "on"
+
+
+@pytest.mark.parametrize("exact_rows", [0, 10_000])
+@pytest.mark.parametrize("query", ["Sarah", "garden roses", "the dog", "zebra"])
+def test_exact_small_scopes_and_hnsw_rank_alike(pgvector, person, monkeypatch, exact_rows, query):
+    """A scope whose size is known and small ranks its vector candidates exactly from the
+    narrow rows; a large one walks the HNSW index: both as the in-process path."""
+    from django.test.utils import CaptureQueriesContext
+
+    monkeypatch.setattr(vector_pg, "EXACT_ROWS", exact_rows)
+    prefix = store.person_namespace(person.id)
+    at = timezone.now()
+    _search(person, "garden")  # the scope's size is now known
+    assert (
+        vector_pg._sizes[store.scope_of(prefix)]
+        == Memory.objects.filter(person=person, status="active").count()
+    )
+    inprocess, _ = _both(pgvector, prefix=prefix, query=query, limit=8, at=at)
+    with CaptureQueriesContext(connection) as queries:
+        in_pg = search.memory_search(prefix=prefix, query=query, limit=8, at=at)
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    statement = next(q["sql"] for q in queries.captured_queries if "WITH qv" in q["sql"])
+    assert ("halfvec" in statement) == (exact_rows == 0)
