@@ -462,11 +462,48 @@ EXACT_ROWS = 2000
 
 # --- Search -------------------------------------------------------------------------------------
 
+# The rows searches returned, decrypted, by (id, revision, key epoch): a row's version is
+# immutable (every write stamps a new revision, a key rotation or a move a new epoch), so a
+# later search returning the same version takes it from here instead of reading and decrypting
+# it again, as the in-process copy keeps the rows it loaded (~4 KB each; at most READ_ROWS).
+READ_ROWS = 2_000
+_read_rows: OrderedDict = OrderedDict()
+_read_lock = threading.Lock()
+
+
+def _read(revisions: dict, epoch, fetch) -> dict:
+    """The Memory of each id at the given revision: from `_read_rows`, else read (`fetch`)."""
+    found, missing = {}, []
+    with _read_lock:
+        for i, revision in revisions.items():
+            memory = _read_rows.get((i, revision, epoch))
+            if memory is None:
+                missing.append(i)
+            else:
+                _read_rows.move_to_end((i, revision, epoch))
+                found[i] = memory
+    if missing:
+        read = fetch(missing)
+        with _read_lock:
+            for i, memory in read.items():
+                found[i] = memory
+                if memory.revision == revisions[i] and epoch is not None:
+                    _read_rows[(i, memory.revision, epoch)] = memory
+            while len(_read_rows) > READ_ROWS:
+                _read_rows.popitem(last=False)
+    return found
+
+
 # What the blend reads of each candidate, as plain columns (no row is decrypted for it).
 # `updated_at` crosses as seconds since the epoch (the same double as Python's `timestamp()`):
 # parsing ~100 timestamps with time zones per search cost more client time than the blend itself.
-_BLEND = "pinned, importance, extract(epoch FROM updated_at)::float8 AS updated_s, search_entities"
-_BLEND_COLUMNS = "pinned, importance, updated_s, search_entities"
+# `revision` names the row's version: the page's rows are read whole only when this process
+# has not read that version under this key epoch already (`_read`).
+_BLEND = (
+    "pinned, importance, extract(epoch FROM updated_at)::float8 AS updated_s, search_entities, "
+    "revision"
+)
+_BLEND_COLUMNS = "pinned, importance, updated_s, search_entities, revision"
 # BM25 as the in-process copy scores it (search.py), term by term in the query's order so that
 # the sum is the same float: idf from the matching rows' document frequencies, tf from the row's
 # tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
@@ -713,7 +750,7 @@ def search_scope(
         # The best score and the scope's size even when no row sharing a word passes the filters.
         parts.append(
             "(SELECT 0, NULL, NULL, tw.top, NULL, st.n, st.total, "
-            "NULL, NULL, NULL, NULL FROM st CROSS JOIN tw)"
+            "NULL, NULL, NULL, NULL, NULL FROM st CROSS JOIN tw)"
         )
     with _stats_lock:
         size = _sizes.get(scope)
@@ -835,7 +872,7 @@ def search_scope(
     now = at.timestamp()
     scored = []
     for i in top:
-        pinned, importance_, updated_s, refs = blend[i]
+        pinned, importance_, updated_s, refs, _ = blend[i]
         frequency = max((ref_counts[r] for r in refs or ()), default=0) / most
         age_days = max(0.0, (now - updated_s) / 86400)
         recency = 0.5 ** (age_days / s.HALF_LIFE_DAYS)
@@ -853,7 +890,8 @@ def search_scope(
     # Only the page's rows are read whole (and decrypted).
     missing = [i for _, _, i in page if i not in rows]
     if missing:
-        rows.update(fetch(missing))
+        epoch = state[1] if state is not None else None
+        rows.update(_read({i: blend[i][4] for i in missing}, epoch, fetch))
     hits = [
         s.Hit(rows[i], float(score), float(relevance)) for score, relevance, i in page if i in rows
     ]

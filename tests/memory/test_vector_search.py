@@ -501,3 +501,25 @@ def test_exact_small_scopes_and_hnsw_rank_alike(pgvector, person, monkeypatch, e
     assert_same(_ranked(in_pg), _ranked(inprocess))
     statement = next(q["sql"] for q in queries.captured_queries if "WITH qv" in q["sql"])
     assert ("halfvec" in statement) == (exact_rows == 0)
+
+
+def test_a_returned_row_is_read_once_per_version(pgvector, person):
+    """The page's rows are decrypted once per version (id, revision, key epoch), as the
+    in-process copy keeps the rows it loaded; a change in place is a new version."""
+    from django.test.utils import CaptureQueriesContext
+
+    def reads(query):
+        with CaptureQueriesContext(connection) as queries:
+            hits = _search(person, query, limit=3)
+        whole = [q for q in queries.captured_queries if q["sql"].startswith('SELECT "memories"')]
+        return hits, len(whole)
+
+    first, read = reads("garden roses")
+    assert read == 1 and first[0].key == "garden"
+    again, read = reads("garden roses")
+    assert read == 0 and [m.id for m in again] == [m.id for m in first]
+    # Pinning changes the row in place (same id, a new revision): read again, not served stale.
+    store.memory_pin(first[0].id, pinned=True)
+    pinned, read = reads("garden roses")
+    assert read == 1
+    assert next(m for m in pinned if m.id == first[0].id).pinned
