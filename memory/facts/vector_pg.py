@@ -16,6 +16,12 @@ made only on PostgreSQL with the extension available):
 - `search_terms text[]`, `search_length`: the content's keyword tokens as keyed hashes (a blind
   index: equal words give equal tokens, no word can be read back without the key), for BM25.
 - `search_entities text[]`: the entity refs as keyed hashes, for the entity cards.
+- `memory_search_rows` (issue 19, round five): one narrow row per live memory for the keyword
+  part: its distinct tokens as keyed hashes of (scope, word), so one person's words never
+  compare with another's, their counts and the token count (BM25 without unnesting anything),
+  and the rotated vector kept inline (no TOAST read per keyword row, and small scopes ranked
+  exactly from it). Statement-level triggers delete a memory's row whenever the memory is
+  deleted or the table truncated, whatever deletes it.
 - `memory_scopes.vector_generation`, `vector_epoch`, `vector_key`: how far a scope's columns
   are in step with its rows, and under which key.
 
@@ -342,6 +348,7 @@ def sync_scope(scope: str, *, force: bool = False, analyze: bool = True) -> int:
 def _analyze() -> None:
     with connections[ALIAS].cursor() as cursor:
         cursor.execute(ANALYZE_SQL)
+        cursor.execute(f"ANALYZE {ROWS_TABLE}")
 
 
 def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
@@ -524,7 +531,11 @@ def _keyword_ctes(sim: str) -> str:
         "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS q(t, i)), "
         "p AS MATERIALIZED (SELECT qt.i, r.id, r.length, "
         f"r.counts[array_position(r.terms, qt.t)]::float8 AS f, {sim} AS sim "
-        f"FROM qt CROSS JOIN LATERAL (SELECT * FROM {ROWS_TABLE} r WHERE r.scope = %s "
+        # `scope || ''`: never the scope's btree (all of a person's rows, once per word), which
+        # statistics taken before a person's rows arrived make look cheap (a second 10k person
+        # in the table: 16 ms instead of 12, docs/benchmarks.md); the word's GIN entry holds
+        # this scope's rows only.
+        f"FROM qt CROSS JOIN LATERAL (SELECT * FROM {ROWS_TABLE} r WHERE (r.scope || '') = %s "
         "AND r.terms && ARRAY[qt.t]) r), "
         "df AS (SELECT qt.i, ln(1 + ((st.n - count(p.id))::float8 + 0.5) "
         "/ (count(p.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
