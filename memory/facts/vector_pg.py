@@ -16,6 +16,12 @@ made only on PostgreSQL with the extension available):
 - `search_terms text[]`, `search_length`: the content's keyword tokens as keyed hashes (a blind
   index: equal words give equal tokens, no word can be read back without the key), for BM25.
 - `search_entities text[]`: the entity refs as keyed hashes, for the entity cards.
+- `memory_search_rows` (issue 19, round five): one narrow row per live memory for the keyword
+  part: its distinct tokens as keyed hashes of (scope, word), so one person's words never
+  compare with another's, their counts and the token count (BM25 without unnesting anything),
+  and the rotated vector kept inline (no TOAST read per keyword row, and small scopes ranked
+  exactly from it). Statement-level triggers delete a memory's row whenever the memory is
+  deleted or the table truncated, whatever deletes it.
 - `memory_scopes.vector_generation`, `vector_epoch`, `vector_key`: how far a scope's columns
   are in step with its rows, and under which key.
 
@@ -33,7 +39,7 @@ import functools
 import logging
 import threading
 import weakref
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -65,6 +71,8 @@ TOKEN_CHARS = 16
 
 # --- Schema -------------------------------------------------------------------------------------
 
+ROWS_TABLE = "memory_search_rows"
+
 INSTALL_SQL = [
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_vector vector(384)",
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_terms text[]",
@@ -83,9 +91,38 @@ INSTALL_SQL = [
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_generation bigint",
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_epoch bigint",
     "ALTER TABLE memory_scopes ADD COLUMN IF NOT EXISTS vector_key text",
+    # The keyword part's rows (issue 19, round five): one narrow row per live memory, read
+    # inline. `terms` are the content's distinct tokens as keyed hashes of (scope, word), so a
+    # word's index entry holds one person's rows only and two people's tokens never compare;
+    # `counts` their frequencies, `length` the token count (BM25 without unnesting anything);
+    # `vec` the rotated vector, kept in the row (PLAIN, and no TOAST below 8 KB): the keyword
+    # rows' similarities without a TOAST read each.
+    f"CREATE TABLE IF NOT EXISTS {ROWS_TABLE} (id uuid PRIMARY KEY, scope varchar(300) NOT NULL, "
+    "terms text[] NOT NULL, counts integer[] NOT NULL, length integer NOT NULL, "
+    "vec vector(384)) WITH (toast_tuple_target = 8160)",
+    f"ALTER TABLE {ROWS_TABLE} ALTER COLUMN vec SET STORAGE PLAIN",
+    f"CREATE INDEX IF NOT EXISTS idx_{ROWS_TABLE}_terms ON {ROWS_TABLE} USING gin (terms)",
+    f"CREATE INDEX IF NOT EXISTS idx_{ROWS_TABLE}_scope ON {ROWS_TABLE} (scope)",
+    # Whatever deletes memories (forgetting, expiry, erasure, a flush) takes their rows along,
+    # in the same statement: nothing derived from a deleted memory outlives it.
+    f"CREATE OR REPLACE FUNCTION {ROWS_TABLE}_gone() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    f"BEGIN DELETE FROM {ROWS_TABLE} r USING gone g WHERE r.id = g.id; RETURN NULL; END $$",
+    f"CREATE OR REPLACE FUNCTION {ROWS_TABLE}_truncated() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    f"BEGIN TRUNCATE {ROWS_TABLE}; RETURN NULL; END $$",
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_gone ON memories",
+    f"CREATE TRIGGER {ROWS_TABLE}_gone AFTER DELETE ON memories REFERENCING OLD TABLE AS gone "
+    f"FOR EACH STATEMENT EXECUTE FUNCTION {ROWS_TABLE}_gone()",
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_truncated ON memories",
+    f"CREATE TRIGGER {ROWS_TABLE}_truncated AFTER TRUNCATE ON memories "
+    f"FOR EACH STATEMENT EXECUTE FUNCTION {ROWS_TABLE}_truncated()",
 ]
 
 UNINSTALL_SQL = [
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_gone ON memories",
+    f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_truncated ON memories",
+    f"DROP TABLE IF EXISTS {ROWS_TABLE}",
+    f"DROP FUNCTION IF EXISTS {ROWS_TABLE}_gone()",
+    f"DROP FUNCTION IF EXISTS {ROWS_TABLE}_truncated()",
     "DROP INDEX IF EXISTS idx_memories_search_vector",
     "DROP INDEX IF EXISTS idx_memories_search_halfvec",
     "DROP INDEX IF EXISTS idx_memories_search_terms",
@@ -120,8 +157,14 @@ def install(connection) -> bool:
         if not supported(version):
             logger.warning("pgvector %s is older than %s (halfvec): not used", version, MIN_VERSION)
             return False
+        cursor.execute("SELECT to_regclass(%s) IS NULL", [ROWS_TABLE])
+        new_rows_table = cursor.fetchone()[0]
         for statement in INSTALL_SQL:
             cursor.execute(statement)
+        if new_rows_table:
+            # Every scope's rows are derived again (the next search of each catches up, or
+            # `manage.py vector_index`): the table starts empty.
+            cursor.execute("UPDATE memory_scopes SET vector_generation = NULL")
     _installed.clear()
     return True
 
@@ -234,6 +277,12 @@ def term_tokens(words: Sequence[str]) -> list[str]:
     return [_token(kid, "clara vector search term v1", w) for w in words]
 
 
+def scoped_term_tokens(scope: str, words: Sequence[str]) -> list[str]:
+    """Keyword tokens of one scope: the same word in two scopes gives unrelated tokens."""
+    kid = crypto.keyring().primary.kid
+    return [_token(kid, "clara vector search scoped term v1", f"{scope}\x1f{w}") for w in words]
+
+
 def entity_tokens(refs: Sequence[str]) -> list[str]:
     kid = crypto.keyring().primary.kid
     return [_token(kid, "clara vector search entity v1", r) for r in refs]
@@ -276,7 +325,7 @@ def sync_scope(scope: str, *, force: bool = False, analyze: bool = True) -> int:
         rows = Memory.objects.using(ALIAS).filter(scope=scope)
         if not whole:
             rows = rows.filter(revision__gt=done)
-        rows = rows.only("id", "status", "content", "entity_refs", "embedding")
+        rows = rows.only("id", "scope", "status", "content", "entity_refs", "embedding")
         count = 0
         batch: list = []
         for memory in rows.iterator(chunk_size=SYNC_BATCH):
@@ -299,6 +348,7 @@ def sync_scope(scope: str, *, force: bool = False, analyze: bool = True) -> int:
 def _analyze() -> None:
     with connections[ALIAS].cursor() as cursor:
         cursor.execute(ANALYZE_SQL)
+        cursor.execute(f"ANALYZE {ROWS_TABLE}")
 
 
 def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
@@ -306,6 +356,7 @@ def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
 
     width = DIMS * 4
     ids, vectors, terms, lengths, entities = [], [], [], [], []
+    live, scopes, scoped, counts = [], [], [], []
     for m in memories:
         ids.append(str(m.id))
         if m.status != Memory.Status.ACTIVE:
@@ -324,6 +375,29 @@ def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
         terms.append(" ".join(term_tokens(tokens)))
         lengths.append(len(tokens))
         entities.append(" ".join(entity_tokens(m.entity_refs)))
+        frequencies = Counter(tokens)
+        live.append(len(ids) - 1)
+        scopes.append(m.scope)
+        scoped.append(" ".join(scoped_term_tokens(m.scope, list(frequencies))))
+        counts.append(" ".join(str(c) for c in frequencies.values()))
+    # The keyword rows: the batch's old ones out, the live ones' in (a deprecated row's stay out).
+    cursor.execute(f"DELETE FROM {ROWS_TABLE} WHERE id = ANY(%s::uuid[])", [ids])
+    if live:
+        cursor.execute(
+            f"INSERT INTO {ROWS_TABLE} (id, scope, terms, counts, length, vec) "
+            "SELECT id, scope, string_to_array(terms, ' ', ''), "
+            "string_to_array(counts, ' ', '')::integer[], len, vec::vector "
+            "FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[], %s::int[], %s::text[]) "
+            "AS v(id, scope, terms, counts, len, vec)",
+            [
+                [ids[i] for i in live],
+                scopes,
+                scoped,
+                counts,
+                [lengths[i] for i in live],
+                [vectors[i] for i in live],
+            ],
+        )
     cursor.execute(
         "UPDATE memories AS m SET search_vector = v.vec::vector, "
         "search_terms = CASE WHEN v.terms IS NULL THEN NULL "
@@ -386,48 +460,103 @@ def _catch_up(scope: str) -> tuple | None:
 _STATS_SIZE = 10_000
 _stats: OrderedDict = OrderedDict()
 _stats_lock = threading.Lock()
+# The last size seen of each scope (live rows), at whatever state: it only picks how the vector
+# candidates are found (both ways give the same rows, the exact one exactly), so it may be stale.
+_sizes: dict[str, int] = {}
+# Scopes up to this many live rows rank their vector candidates exactly instead of walking HNSW.
+EXACT_ROWS = 2000
 
 
 # --- Search -------------------------------------------------------------------------------------
 
+# The rows searches returned, decrypted, by (id, revision, key epoch): a row's version is
+# immutable (every write stamps a new revision, a key rotation or a move a new epoch), so a
+# later search returning the same version takes it from here instead of reading and decrypting
+# it again, as the in-process copy keeps the rows it loaded (~4 KB each; at most READ_ROWS).
+READ_ROWS = 2_000
+_read_rows: OrderedDict = OrderedDict()
+_read_lock = threading.Lock()
+
+
+def _read(revisions: dict, epoch, fetch) -> dict:
+    """The Memory of each id at the given revision: from `_read_rows`, else read (`fetch`)."""
+    found, missing = {}, []
+    with _read_lock:
+        for i, revision in revisions.items():
+            memory = _read_rows.get((i, revision, epoch))
+            if memory is None:
+                missing.append(i)
+            else:
+                _read_rows.move_to_end((i, revision, epoch))
+                found[i] = memory
+    if missing:
+        read = fetch(missing)
+        with _read_lock:
+            for i, memory in read.items():
+                found[i] = memory
+                if memory.revision == revisions[i] and epoch is not None:
+                    _read_rows[(i, memory.revision, epoch)] = memory
+            while len(_read_rows) > READ_ROWS:
+                _read_rows.popitem(last=False)
+    return found
+
+
 # What the blend reads of each candidate, as plain columns (no row is decrypted for it).
 # `updated_at` crosses as seconds since the epoch (the same double as Python's `timestamp()`):
 # parsing ~100 timestamps with time zones per search cost more client time than the blend itself.
-_BLEND = "pinned, importance, extract(epoch FROM updated_at)::float8 AS updated_s, search_entities"
-_BLEND_COLUMNS = "pinned, importance, updated_s, search_entities"
+# `revision` names the row's version: the page's rows are read whole only when this process
+# has not read that version under this key epoch already (`_read`).
+_BLEND = (
+    "pinned, importance, extract(epoch FROM updated_at)::float8 AS updated_s, search_entities, "
+    "revision"
+)
+_BLEND_COLUMNS = "pinned, importance, updated_s, search_entities, revision"
 # BM25 as the in-process copy scores it (search.py), term by term in the query's order so that
 # the sum is the same float: idf from the matching rows' document frequencies, tf from the row's
 # tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
 _K1, _B = 1.2, 0.75
-_KEYWORD_CTES = (
-    # A row's tokens are read once, unnested in `tf`: a materialized CTE keeps the stored array's
-    # TOAST pointer, and the earlier `@>` per query word read its chunks again each time (the
-    # document frequencies were 26 of the statement's 45 ms at 10k LoCoMo rows).
-    "m AS MATERIALIZED (SELECT id, search_terms AS terms, search_length, "
-    "{sim} AS sim, ({where}) AS ok, "
-    + _BLEND
-    + " FROM memories WHERE scope = %s AND status = 'active' AND search_terms && %s::text[]), "
-    "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i)), "
-    # Each row's term frequencies, in one pass over its tokens.
-    "tf AS MATERIALIZED (SELECT m.id, m.search_length, qt.t, qt.i, count(*)::float8 AS tf "
-    "FROM m CROSS JOIN LATERAL unnest(m.terms) AS u(t) JOIN qt ON qt.t = u.t "
-    "GROUP BY m.id, m.search_length, qt.t, qt.i), "
-    "df AS MATERIALIZED (SELECT qt.t, qt.i, ln(1 + ((st.n - count(tf.id))::float8 + 0.5) "
-    "/ (count(tf.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
-    "LEFT JOIN tf ON tf.t = qt.t GROUP BY qt.t, qt.i, st.n), "
-    "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1), "
-    "sc AS (SELECT tf.id, sum(df.idf * tf.tf * k.k1p1 / (tf.tf + k.k1 * (k.one_b + k.b "
-    "* coalesce(tf.search_length, 0)::float8 / CASE WHEN st.n > 0 AND st.total > 0 "
-    "THEN st.total::float8 / st.n ELSE 1.0::float8 END)) ORDER BY df.i) AS score "
-    "FROM tf JOIN df ON df.t = tf.t CROSS JOIN st CROSS JOIN k GROUP BY tf.id), "
-    "scored0 AS MATERIALIZED (SELECT m.id, m.sim, m.ok, "
-    + ", ".join(f"m.{c.strip()}" for c in _BLEND_COLUMNS.split(","))
-    + ", st.n, st.total, sc.score FROM m CROSS JOIN st JOIN sc ON sc.id = m.id), "
-    "scored AS (SELECT scored0.*, max(score) OVER () AS top, "
-    "CASE WHEN max(score) OVER () > 0 THEN "
-    "%s::float8 * least(greatest(sim, 0), 1) + %s::float8 * (score / max(score) OVER ()) "
-    "ELSE least(greatest(sim, 0), 1) END AS relevance FROM scored0)"
-)
+
+
+def _keyword_ctes(sim: str) -> str:
+    """The keyword part over the narrow rows: BM25 of every row of the scope sharing a word.
+
+    One index probe per query word (its scoped token in the GIN index) gives that word's rows,
+    and each row's frequency of it is read by position in the row's own distinct tokens
+    (`counts[array_position(terms, t)]`): ~1.1 lookups per matching row instead of one per row
+    and query word. Document frequencies are counts per word; a row's BM25 sums its words in the
+    query's order (`ORDER BY i`: the same floats however the rows come). `sim` is read from the
+    row's inline vector.
+    """
+    return (
+        "qt AS (SELECT t, i FROM unnest(%s::text[]) WITH ORDINALITY AS q(t, i)), "
+        "p AS MATERIALIZED (SELECT qt.i, r.id, r.length, "
+        f"r.counts[array_position(r.terms, qt.t)]::float8 AS f, {sim} AS sim "
+        # `scope || ''`: never the scope's btree (all of a person's rows, once per word), which
+        # statistics taken before a person's rows arrived make look cheap (a second 10k person
+        # in the table: 16 ms instead of 12, docs/benchmarks.md); the word's GIN entry holds
+        # this scope's rows only.
+        f"FROM qt CROSS JOIN LATERAL (SELECT * FROM {ROWS_TABLE} r WHERE (r.scope || '') = %s "
+        "AND r.terms && ARRAY[qt.t]) r), "
+        "df AS (SELECT qt.i, ln(1 + ((st.n - count(p.id))::float8 + 0.5) "
+        "/ (count(p.id)::float8 + 0.5)) AS idf FROM qt CROSS JOIN st "
+        "LEFT JOIN p ON p.i = qt.i GROUP BY qt.i, st.n), "
+        "k AS (SELECT %s::float8 AS k1, %s::float8 AS one_b, %s::float8 AS b, %s::float8 AS k1p1, "
+        "CASE WHEN st.n > 0 AND st.total > 0 THEN st.total::float8 / st.n "
+        "ELSE 1.0::float8 END AS avg FROM st), "
+        "sc AS MATERIALIZED (SELECT p.id, max(p.sim) AS sim, sum(df.idf * p.f * k.k1p1 "
+        "/ (p.f + k.k1 * (k.one_b + k.b * p.length::float8 / k.avg)) ORDER BY p.i) AS score "
+        "FROM p JOIN df ON df.i = p.i CROSS JOIN k GROUP BY p.id), "
+        # The best score over every row sharing a word, once (not a window over each row).
+        "tw AS MATERIALIZED (SELECT max(score) AS top FROM sc), "
+        "scored AS (SELECT sc.id, sc.sim, sc.score, "
+        "CASE WHEN tw.top > 0 THEN "
+        "%s::float8 * least(greatest(coalesce(sc.sim, 0), 0), 1) "
+        "+ %s::float8 * (sc.score / tw.top) "
+        "ELSE least(greatest(coalesce(sc.sim, 0), 0), 1) END AS relevance "
+        "FROM sc CROSS JOIN tw)"
+    )
+
+
 # Database connections whose session already searches with this hnsw.ef_search.
 _ef_set: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -448,6 +577,16 @@ def _ef_search(connection, cursor, ef: int) -> None:
         _ef_set[raw] = ef
 
 
+def _client_bound(cursor) -> bool:
+    """Whether the query's parameters are bound by the client (Django's default for psycopg),
+    so that one message may carry several statements."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg 2
+        return False
+    return isinstance(getattr(cursor, "cursor", None), psycopg.ClientCursor)
+
+
 def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
     """Run the keyword statement with sequential scans off, then put the setting back.
 
@@ -457,6 +596,12 @@ def _without_seqscan(connection, cursor, sql: str, params: list) -> list:
     plan took 31-67 ms against 9-13 ms with the index (docs/benchmarks.md). With sequential scans
     priced out it takes the index, or the scope's btree.
     """
+    if not connection.in_atomic_block and _client_bound(cursor):
+        # One round trip instead of three: outside a transaction, a message of two statements
+        # runs as one implicit transaction, which `SET LOCAL` lasts for (an error ends it too).
+        cursor.execute("SET LOCAL enable_seqscan = off; " + sql, params)
+        cursor.nextset()
+        return cursor.fetchall()
     cursor.execute(
         "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', false)"
     )
@@ -569,7 +714,7 @@ def search_scope(
         _, rotation = _key()
         q = _literal(rotation @ np.asarray(query_vector, dtype=np.float32))
     tokens = retrieval.tokenize(query) if query else []
-    hashed = term_tokens(list(dict.fromkeys(tokens))) if tokens else []
+    hashed = scoped_term_tokens(scope, list(dict.fromkeys(tokens))) if tokens else []
     wanted = max(s.CANDIDATES, offset + limit)
     take = wanted * (4 if metadata else 1)
 
@@ -598,24 +743,44 @@ def search_scope(
         else:
             ctes.append("st AS (SELECT %s::bigint AS n, %s::bigint AS total)")
             cte_params += list(stats[1])
-        ctes.append(
-            _KEYWORD_CTES.format(
-                sim="-(search_vector <#> (SELECT v FROM qv))" if q else "0::float8", where=where
-            )
-        )
-        cte_params += params + [scope, hashed, hashed]
+        ctes.append(_keyword_ctes("-(r.vec <#> (SELECT v FROM qv))" if q else "0::float8"))
+        cte_params += [hashed, scope]
         cte_params += [_K1, 1 - _B, _B, _K1 + 1, s.SIMILARITY_WEIGHT, s.KEYWORD_WEIGHT]
+        # The best `take` by relevance that pass the filters: the rows are visited in order of
+        # relevance and each one's memory read by its key until enough have passed (the filters'
+        # and the blend's columns live in `memories`; most searches read ~take of them, not the
+        # ~2,200 rows sharing a word at 10k).
         parts.append(
-            "(SELECT 1 AS part, id, score, top, sim, n, total, "
-            f"{_BLEND_COLUMNS} FROM scored WHERE ok ORDER BY relevance DESC LIMIT %s)"
+            "(SELECT 1 AS part, o.id, o.score, NULL::float8, o.sim, st.n, st.total, "
+            f"b.{', b.'.join(c.strip() for c in _BLEND_COLUMNS.split(','))} "
+            "FROM (SELECT * FROM scored ORDER BY relevance DESC) o CROSS JOIN st "
+            f"CROSS JOIN LATERAL (SELECT {_BLEND} FROM memories WHERE id = o.id AND {where}) b "
+            "ORDER BY o.relevance DESC LIMIT %s)"
         )
-        part_params.append(take)
+        part_params += [*params, take]
         # The best score and the scope's size even when no row sharing a word passes the filters.
         parts.append(
-            "(SELECT 0, NULL, NULL, max(score), NULL, max(n), max(total), NULL, NULL, NULL, NULL "
-            "FROM scored)"
+            "(SELECT 0, NULL, NULL, tw.top, NULL, st.n, st.total, "
+            "NULL, NULL, NULL, NULL, NULL FROM st CROSS JOIN tw)"
         )
-    if q:
+    with _stats_lock:
+        size = _sizes.get(scope)
+    exact = q is not None and size is not None and size <= EXACT_ROWS
+    if exact:
+        # A small scope is ranked exactly from the narrow rows' inline vectors (every row of
+        # the scope, best first, each one's memory read by key until `take` pass the filters):
+        # ~0.4-0.8 ms at 1k, where the shared HNSW graph walks mostly other people's rows (~4
+        # ms for a 1k person beside a 10k one, docs/benchmarks.md), and no approximation.
+        parts.append(
+            "(SELECT 2, o.id, NULL::float8, NULL::float8, o.sim, NULL::bigint, NULL::bigint, "
+            f"b.{', b.'.join(c.strip() for c in _BLEND_COLUMNS.split(','))} "
+            "FROM (SELECT r.id, -(r.vec <#> (SELECT v FROM qv)) AS sim "
+            f"FROM {ROWS_TABLE} r WHERE r.scope = %s AND r.vec IS NOT NULL ORDER BY sim DESC) o "
+            f"CROSS JOIN LATERAL (SELECT {_BLEND} FROM memories WHERE id = o.id AND {where}) b "
+            "ORDER BY o.sim DESC LIMIT %s)"
+        )
+        part_params += [scope, *params, take]
+    elif q:
         parts.append(
             "(SELECT 2, id, NULL::float8, NULL::float8, -(search_vector <#> (SELECT v FROM qv)), "
             f"NULL::bigint, NULL::bigint, {_BLEND} FROM memories WHERE {where} "
@@ -648,12 +813,15 @@ def search_scope(
                     if stats is None and state is not None and row[5] is not None:
                         with _stats_lock:
                             _stats[scope] = (state, (row[5], row[6]))
+                            if len(_sizes) >= 4 * _STATS_SIZE:
+                                _sizes.clear()
+                            _sizes[scope] = row[5]
                             _stats.move_to_end(scope)
                             while len(_stats) > _STATS_SIZE:
                                 _stats.popitem(last=False)
                 else:
                     found.append(row)
-            if q and len(found) < take:
+            if q and not exact and len(found) < take:
                 # An index scan can stop short when the scope is a sliver of a large table (its
                 # tuple budget spent on other people's rows): the scope's rows are then few
                 # enough to rank exactly (`+ 0` keeps the planner off the index).
@@ -715,7 +883,7 @@ def search_scope(
     now = at.timestamp()
     scored = []
     for i in top:
-        pinned, importance_, updated_s, refs = blend[i]
+        pinned, importance_, updated_s, refs, _ = blend[i]
         frequency = max((ref_counts[r] for r in refs or ()), default=0) / most
         age_days = max(0.0, (now - updated_s) / 86400)
         recency = 0.5 ** (age_days / s.HALF_LIFE_DAYS)
@@ -733,7 +901,8 @@ def search_scope(
     # Only the page's rows are read whole (and decrypted).
     missing = [i for _, _, i in page if i not in rows]
     if missing:
-        rows.update(fetch(missing))
+        epoch = state[1] if state is not None else None
+        rows.update(_read({i: blend[i][4] for i in missing}, epoch, fetch))
     hits = [
         s.Hit(rows[i], float(score), float(relevance)) for score, relevance, i in page if i in rows
     ]

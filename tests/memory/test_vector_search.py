@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from memory.core.embeddings import get_embedder
 from memory.facts import curation, search, store, vector_pg
+from memory.facts.ranking import tokenize
 from memory.models import Memory, Person
 from tests.support.otp import verified_client
 
@@ -222,6 +223,26 @@ def _columns(memory_id):
         return cursor.fetchone()
 
 
+def _keyword_row(memory_id):
+    """The memory's row in the keyword table (scoped tokens, counts, length), or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT terms, counts, length, vec IS NOT NULL FROM {vector_pg.ROWS_TABLE} "
+            "WHERE id = %s",
+            [memory_id],
+        )
+        return cursor.fetchone()
+
+
+def _keyword_rows(person) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {vector_pg.ROWS_TABLE} WHERE scope = %s",
+            [store.SEP.join(store.person_namespace(person.id))],
+        )
+        return cursor.fetchone()[0]
+
+
 def _search(person, query, **kw):
     hits = search.memory_search(prefix=store.person_namespace(person.id), query=query, **kw).hits
     return [hit.memory for hit in hits]
@@ -240,6 +261,8 @@ def test_every_write_path_keeps_the_columns_in_step(
     added = _put(person, "canary", "A yellow canary named Pip sang in the kitchen").memory
     assert added.id in _top(person, "canary Pip")
     assert _columns(added.id)[0] is not None
+    terms, counts, length, has_vector = _keyword_row(added.id)
+    assert len(terms) == len(counts) and sum(counts) == length and has_vector
 
     # Update (a different value supersedes: the old row leaves the index), synced by the
     # write itself once it commits, before any search.
@@ -248,6 +271,7 @@ def test_every_write_path_keeps_the_columns_in_step(
     assert newer.id != added.id
     old_vector, old_terms, old_status = _columns(added.id)
     assert old_status == "deprecated" and old_vector is None and old_terms is None
+    assert _keyword_row(added.id) is None and _keyword_row(newer.id) is not None
     assert _columns(newer.id)[0] is not None
     assert [m.id for m in _search(person, "canary Pip") if m.key == "canary"] == [newer.id]
 
@@ -260,20 +284,24 @@ def test_every_write_path_keeps_the_columns_in_step(
     store.memory_forget(edited.id)
     assert all(m.key != "canary" for m in _search(person, "canary Pip"))
     assert not Memory.objects.filter(key="canary", person=person).exists()
+    assert _keyword_row(edited.id) is None
 
     # Expiry sweep.
     short = _put(person, "visit", "The chiropodist comes on Tuesday", ttl_minutes=1).memory
     assert short.id in _top(person, "chiropodist")
     curation.memories_expire(now=timezone.now() + timedelta(minutes=5))
     assert all(m.id != short.id for m in _search(person, "chiropodist"))
+    assert _keyword_row(short.id) is None
 
     # Merge of duplicates (curation folds rows with the same fact identity).
     curation.memories_curate(scope=store.SEP.join(store.person_namespace(person.id)))
     inprocess, in_pg = _both(pgvector, prefix=store.person_namespace(person.id), query="Tom")
     assert_same(_ranked(in_pg), _ranked(inprocess))
 
-    # Erase.
+    # Erase: the keyword rows go with the memories, in the same statement (no search needed).
+    assert _keyword_rows(person) == Memory.objects.filter(person=person, status="active").count()
     store.person_memories_erase(person.id)
+    assert _keyword_rows(person) == 0
     assert _search(person, "garden") == []
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memories WHERE search_vector IS NOT NULL")
@@ -284,10 +312,50 @@ def test_a_lost_sync_is_caught_up_by_the_next_search(pgvector, person):
     _search(person, "garden")
     with connection.cursor() as cursor:
         cursor.execute("UPDATE memories SET search_vector = NULL, search_terms = NULL")
+        cursor.execute(f"DELETE FROM {vector_pg.ROWS_TABLE}")
         cursor.execute("UPDATE memory_scopes SET vector_generation = NULL")
     assert vector_pg.pending_scopes() == 1
     assert "garden" in {m.key for m in _search(person, "roses tomatoes", limit=3)}
     assert vector_pg.pending_scopes() == 0
+    assert _keyword_rows(person) == Memory.objects.filter(person=person, status="active").count()
+
+
+def test_any_delete_of_memories_takes_their_keyword_rows(pgvector, person):
+    """Raw SQL, a queryset delete, a truncate: the trigger follows every one of them."""
+    _search(person, "garden")
+    garden = Memory.objects.get(key="garden", person=person, status="active")
+    assert _keyword_row(garden.id) is not None
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memories WHERE id = %s", [garden.id])
+    assert _keyword_row(garden.id) is None
+    Memory.objects.filter(person=person, key="tea").delete()
+    assert _keyword_rows(person) == Memory.objects.filter(person=person, status="active").count()
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # Django's deferred checks, fired now
+        cursor.execute("TRUNCATE memories CASCADE")
+    assert _keyword_rows(person) == 0
+
+
+def test_two_people_sharing_words_share_no_token_and_rank_alone(pgvector, person):
+    """Keyword tokens are keyed by scope: the same word in two people's rows gives unrelated
+    tokens (nothing links them), and one person's document frequencies ignore the other's."""
+    other = _person()
+    for n in range(6):
+        store.memory_upsert(
+            namespace=store.person_namespace(other.id, "facts"),
+            key=f"o{n}",
+            content=f"Sarah brought roses to the garden, visit {n}",
+        )
+    _search(other, "garden")  # its rows derived (a test's writes never commit)
+    prefix = store.person_namespace(person.id)
+    inprocess, in_pg = _both(pgvector, prefix=prefix, query="Sarah garden roses", at=timezone.now())
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    mine = Memory.objects.get(key="garden", person=person, status="active")
+    theirs = Memory.objects.filter(person=other, status="active").first()
+    assert not set(_keyword_row(mine.id)[0]) & set(_keyword_row(theirs.id)[0])
+    words = vector_pg.scoped_term_tokens(store.scope_of(prefix), tokenize("garden roses"))
+    assert set(words) <= set(_keyword_row(mine.id)[0])
+    assert not {"garden", "rose", "tomato"} & set(_keyword_row(mine.id)[0])
 
 
 def test_stored_vectors_keep_the_ranking_but_not_the_public_models_values(pgvector, person):
@@ -380,3 +448,78 @@ def test_a_large_sync_leaves_the_planner_walking_the_hnsw_index(pgvector):
         cursor.execute("EXPLAIN " + statement)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "idx_memories_search_halfvec" in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_keyword_guard_costs_no_round_trip_and_does_not_linger(
+    pgvector,
+):
+    """In autocommit the statement carries its own `SET LOCAL enable_seqscan = off`: one
+    message, and the session's setting is untouched afterwards (also after a failing one)."""
+    from django.test.utils import CaptureQueriesContext
+
+    person = _person()
+    for key, content, refs, importance in FACTS:
+        _put(person, key, content, entity_refs=refs, importance=importance, type=_type(key, refs))
+    prefix = store.person_namespace(person.id)
+    at = timezone.now()
+    assert not connection.in_atomic_block
+    inprocess, _ = _both(pgvector, prefix=prefix, query="Sarah garden", at=at)
+    with CaptureQueriesContext(connection) as queries:
+        in_pg = search.memory_search(prefix=prefix, query="Sarah garden", at=at)
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    sqls = [q["sql"] for q in queries.captured_queries]
+    assert any(sql.startswith("SET LOCAL enable_seqscan = off; WITH") for sql in sqls)
+    assert not any("set_config('enable_seqscan'" in sql for sql in sqls)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_seqscan")
+        assert cursor.fetchone()[0] == "on"
+        with pytest.raises(Exception, match="division by zero"):
+            vector_pg._without_seqscan(connection, cursor, "SELECT 1 / %s", [0])
+        cursor.execute("SHOW enable_seqscan")
+        assert cursor.fetchone()[0] == "on"
+
+
+@pytest.mark.parametrize("exact_rows", [0, 10_000])
+@pytest.mark.parametrize("query", ["Sarah", "garden roses", "the dog", "zebra"])
+def test_exact_small_scopes_and_hnsw_rank_alike(pgvector, person, monkeypatch, exact_rows, query):
+    """A scope whose size is known and small ranks its vector candidates exactly from the
+    narrow rows; a large one walks the HNSW index: both as the in-process path."""
+    from django.test.utils import CaptureQueriesContext
+
+    monkeypatch.setattr(vector_pg, "EXACT_ROWS", exact_rows)
+    prefix = store.person_namespace(person.id)
+    at = timezone.now()
+    _search(person, "garden")  # the scope's size is now known
+    assert (
+        vector_pg._sizes[store.scope_of(prefix)]
+        == Memory.objects.filter(person=person, status="active").count()
+    )
+    inprocess, _ = _both(pgvector, prefix=prefix, query=query, limit=8, at=at)
+    with CaptureQueriesContext(connection) as queries:
+        in_pg = search.memory_search(prefix=prefix, query=query, limit=8, at=at)
+    assert_same(_ranked(in_pg), _ranked(inprocess))
+    statement = next(q["sql"] for q in queries.captured_queries if "WITH qv" in q["sql"])
+    assert ("halfvec" in statement) == (exact_rows == 0)
+
+
+def test_a_returned_row_is_read_once_per_version(pgvector, person):
+    """The page's rows are decrypted once per version (id, revision, key epoch), as the
+    in-process copy keeps the rows it loaded; a change in place is a new version."""
+    from django.test.utils import CaptureQueriesContext
+
+    def reads(query):
+        with CaptureQueriesContext(connection) as queries:
+            hits = _search(person, query, limit=3)
+        whole = [q for q in queries.captured_queries if q["sql"].startswith('SELECT "memories"')]
+        return hits, len(whole)
+
+    first, read = reads("garden roses")
+    assert read == 1 and first[0].key == "garden"
+    again, read = reads("garden roses")
+    assert read == 0 and [m.id for m in again] == [m.id for m in first]
+    # Pinning changes the row in place (same id, a new revision): read again, not served stale.
+    store.memory_pin(first[0].id, pinned=True)
+    pinned, read = reads("garden roses")
+    assert read == 1
+    assert next(m for m in pinned if m.id == first[0].id).pinned
