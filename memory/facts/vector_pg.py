@@ -117,12 +117,17 @@ INSTALL_SQL = [
     f"FOR EACH STATEMENT EXECUTE FUNCTION {ROWS_TABLE}_truncated()",
 ]
 
-UNINSTALL_SQL = [
+# What migration 0028 added (its reverse drops only these).
+ROWS_UNINSTALL_SQL = [
     f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_gone ON memories",
     f"DROP TRIGGER IF EXISTS {ROWS_TABLE}_truncated ON memories",
     f"DROP TABLE IF EXISTS {ROWS_TABLE}",
     f"DROP FUNCTION IF EXISTS {ROWS_TABLE}_gone()",
     f"DROP FUNCTION IF EXISTS {ROWS_TABLE}_truncated()",
+]
+
+UNINSTALL_SQL = [
+    *ROWS_UNINSTALL_SQL,
     "DROP INDEX IF EXISTS idx_memories_search_vector",
     "DROP INDEX IF EXISTS idx_memories_search_halfvec",
     "DROP INDEX IF EXISTS idx_memories_search_terms",

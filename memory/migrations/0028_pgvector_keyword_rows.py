@@ -23,7 +23,7 @@ def backward(apps, schema_editor):
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        for statement in vector_pg.UNINSTALL_SQL[:5]:
+        for statement in vector_pg.ROWS_UNINSTALL_SQL:
             cursor.execute(statement)
 
 
