@@ -377,9 +377,9 @@ def feature_values(get) -> list:
     return out
 
 
-WEIGHTS = (3.4, -2.7, 6.8, 0.1, -0.6, -2.2, 3.9, 5.5, 1.4, 9.3, 2.2, 0.9, -12.3)
-BIAS = -5.2
-CUT = 0.61  # probability at least this: the same meaning
+WEIGHTS = (4.4, -2.8, 6.7, 0.3, -0.7, -2.1, 4.6, 7.0, 0.8, 10.2, 2.7, 1.0, -13.4)
+BIAS = -6.0
+CUT = 0.49  # probability at least this: the same meaning
 
 
 @dataclass(frozen=True)

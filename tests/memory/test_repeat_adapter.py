@@ -177,12 +177,9 @@ def test_paraphrases_the_base_model_missed_are_repeats(adapted, earlier, current
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="still a miss: the adapter brings the cosine from 0.30 to 0.51 (round five; 0.39 in "
-    "round four), but the detector gives 0.57, under its cut 0.61 (docs/benchmarks.md)",
-)
 def test_bed_and_a_lie_down_are_one_ask(adapted):
+    # A strict xfail until round six: the cosine went 0.30 (base) -> 0.39 (round four) -> 0.51
+    # (round five) -> 0.54 (round six), and the refitted detector gives 0.70 against its cut 0.49.
     assert is_repeat(
         analyse("I want to go to bed", embedder=adapted),
         analyse("Can I have a lie down?", embedder=adapted),
