@@ -1,15 +1,17 @@
 #!/usr/bin/env python
-"""Average several repeat-check adapters into one of the same rank (issue 17, round five).
+"""Average several repeat-check adapters into one low-rank adapter (issue 17, rounds five and six).
 
     .venv/bin/python bench/repetition_average.py --out memory/data/repeat_adapter.npz \
-        --rank 16 $CLARA_BENCH_DIR/a.npz $CLARA_BENCH_DIR/b.npz ...
+        --rank 24 $CLARA_BENCH_DIR/a.npz $CLARA_BENCH_DIR/b.npz ...
 
 Each adapter is a low-rank change of MiniLM's linear products (W + B·A, the scale folded into
 B; memory/core/embeddings.py). Runs trained with different seeds (or sets) make different
 mistakes; their merged changes B·A are averaged product by product and the mean is factored
-back to `--rank` by SVD (B = U·√S, A = √S·Vᵀ, float16), so the shipped file has the shape and
-size of one run and the repeat check costs what it did. Prints the share of each mean change's
-energy the rank keeps (the least and the mean over products). numpy only.
+back to `--rank` by SVD (B = U·√S, A = √S·Vᵀ, float16). The adapter is merged into the model's
+weights when it loads, so neither the rank nor the number of runs changes what the check costs.
+Pass a file twice to weigh it twice (a file that is itself a mean of two runs). Prints the
+share of each mean change's energy the rank keeps (the least and the mean over products). numpy
+only.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ message labelled "not a repeat" beside one of the two), both directions; message
 
 Selection: after each epoch, the plain cosine of the adapted model on the tuning half of
 bench/repetition/pairs.jsonl (never the held-out half): its best recall at precision ≥ 0.9 and
-the ranking AUC. The adapter of the best epoch is written (float16 matrices; rank 16: 1.3 MB).
+the ranking AUC. The adapter of the best epoch is written (float16 matrices; rank 16: 1.3 MB;
+the shipped file is a mean of several runs: bench/repetition_average.py).
 """
 
 from __future__ import annotations
