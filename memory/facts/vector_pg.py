@@ -465,10 +465,9 @@ def _catch_up(scope: str) -> tuple | None:
 _STATS_SIZE = 10_000
 _stats: OrderedDict = OrderedDict()
 _stats_lock = threading.Lock()
-# The last size seen of each scope (live rows), at whatever state: it only picks how the vector
-# candidates are found (both ways give the same rows, the exact one exactly), so it may be stale.
-_sizes: dict[str, int] = {}
 # Scopes up to this many live rows rank their vector candidates exactly instead of walking HNSW.
+# The size is the last one `_stats` holds, at whatever state: it only picks how the candidates
+# are found (both ways give the same rows, the exact one exactly), so it may be stale.
 EXACT_ROWS = 2000
 
 
@@ -516,6 +515,8 @@ _BLEND = (
     "revision"
 )
 _BLEND_COLUMNS = "pinned, importance, updated_s, search_entities, revision"
+# The same columns read from a lateral `memories` row named `b`.
+_BLEND_OF_B = ", ".join(f"b.{c.strip()}" for c in _BLEND_COLUMNS.split(","))
 # BM25 as the in-process copy scores it (search.py), term by term in the query's order so that
 # the sum is the same float: idf from the matching rows' document frequencies, tf from the row's
 # tokens. `top` is the best score over every row sharing a word, `ok` the search's filters.
@@ -734,12 +735,11 @@ def search_scope(
         # which the HNSW index scan still takes as its ordering argument.
         ctes.append("qv AS (SELECT %s::vector AS v)")
         cte_params.append(q)
-    stats = None
+    with _stats_lock:
+        known = _stats.get(scope)  # (state, (live rows, total tokens)) as last counted
+    stats = known if known is not None and state is not None and known[0] == state else None
     if hashed:
-        with _stats_lock:
-            stats = _stats.get(scope)
-        if stats is None or state is None or stats[0] != state:
-            stats = None
+        if stats is None:
             ctes.append(
                 "st AS (SELECT count(*) AS n, coalesce(sum(search_length), 0) AS total "
                 "FROM memories WHERE scope = %s AND status = 'active')"
@@ -757,7 +757,7 @@ def search_scope(
         # ~2,200 rows sharing a word at 10k).
         parts.append(
             "(SELECT 1 AS part, o.id, o.score, NULL::float8, o.sim, st.n, st.total, "
-            f"b.{', b.'.join(c.strip() for c in _BLEND_COLUMNS.split(','))} "
+            f"{_BLEND_OF_B} "
             "FROM (SELECT * FROM scored ORDER BY relevance DESC) o CROSS JOIN st "
             f"CROSS JOIN LATERAL (SELECT {_BLEND} FROM memories WHERE id = o.id AND {where}) b "
             "ORDER BY o.relevance DESC LIMIT %s)"
@@ -768,9 +768,7 @@ def search_scope(
             "(SELECT 0, NULL, NULL, tw.top, NULL, st.n, st.total, "
             "NULL, NULL, NULL, NULL, NULL FROM st CROSS JOIN tw)"
         )
-    with _stats_lock:
-        size = _sizes.get(scope)
-    exact = q is not None and size is not None and size <= EXACT_ROWS
+    exact = q is not None and known is not None and known[1][0] <= EXACT_ROWS
     if exact:
         # A small scope is ranked exactly from the narrow rows' inline vectors (every row of
         # the scope, best first, each one's memory read by key until `take` pass the filters):
@@ -778,7 +776,7 @@ def search_scope(
         # ms for a 1k person beside a 10k one, docs/benchmarks.md), and no approximation.
         parts.append(
             "(SELECT 2, o.id, NULL::float8, NULL::float8, o.sim, NULL::bigint, NULL::bigint, "
-            f"b.{', b.'.join(c.strip() for c in _BLEND_COLUMNS.split(','))} "
+            f"{_BLEND_OF_B} "
             "FROM (SELECT r.id, -(r.vec <#> (SELECT v FROM qv)) AS sim "
             f"FROM {ROWS_TABLE} r WHERE r.scope = %s AND r.vec IS NOT NULL ORDER BY sim DESC) o "
             f"CROSS JOIN LATERAL (SELECT {_BLEND} FROM memories WHERE id = o.id AND {where}) b "
@@ -818,9 +816,6 @@ def search_scope(
                     if stats is None and state is not None and row[5] is not None:
                         with _stats_lock:
                             _stats[scope] = (state, (row[5], row[6]))
-                            if len(_sizes) >= 4 * _STATS_SIZE:
-                                _sizes.clear()
-                            _sizes[scope] = row[5]
                             _stats.move_to_end(scope)
                             while len(_stats) > _STATS_SIZE:
                                 _stats.popitem(last=False)

@@ -492,7 +492,7 @@ def test_exact_small_scopes_and_hnsw_rank_alike(pgvector, person, monkeypatch, e
     at = timezone.now()
     _search(person, "garden")  # the scope's size is now known
     assert (
-        vector_pg._sizes[store.scope_of(prefix)]
+        vector_pg._stats[store.scope_of(prefix)][1][0]
         == Memory.objects.filter(person=person, status="active").count()
     )
     inprocess, _ = _both(pgvector, prefix=prefix, query=query, limit=8, at=at)
