@@ -23,6 +23,8 @@ export DEBUG
 	$(UV) sync --frozen --inexact --quiet
 	@# The repeat check's ONNX graphs, built from the shipped weights (none downloaded).
 	$(PY) -m memory.core.onnx_minilm > /dev/null
+	@# The urgent-moment examples' vectors (memory/data/urgent/bank.npz): rebuilt only if stale.
+	$(PY) -m memory.conversations.urgency > /dev/null
 	touch $@
 
 install: .venv/.synced

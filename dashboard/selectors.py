@@ -211,6 +211,29 @@ def person_card(*, person: Person, membership: CareTeamMembership, now: datetime
     return PersonCard(person=person, membership=membership, open_alerts=open_alerts, mood=mood)
 
 
+# The person's latest messages read for the languages they speak in.
+LANGUAGE_MESSAGES = 60
+LANGUAGE_DAYS = 30
+
+
+def languages_heard(*, person: Person, now: datetime) -> list[str]:
+    """The languages the person spoke to Clara in lately (most used first), by name: a person
+    who goes back to the language they grew up in is told apart at a glance. Read from their
+    latest messages (never stored apart from them)."""
+    from memory.conversations.urgency import language
+
+    texts = ChatMessage.objects.filter(
+        person_id=person.id,
+        role=ChatMessage.Role.USER,
+        timestamp__gte=now - timedelta(days=LANGUAGE_DAYS),
+    ).order_by("-timestamp")[:LANGUAGE_MESSAGES]
+    counts: dict[str, int] = {}
+    for message in texts.only("content"):
+        code = language.identify(message.content).code
+        counts[code] = counts.get(code, 0) + 1
+    return [language.NAMES[code] for code, _n in sorted(counts.items(), key=lambda i: -i[1])]
+
+
 # --- Latest trends (computed nightly by memory.insights.trends) -----------------------------------------
 
 
@@ -994,6 +1017,9 @@ class AlertRow:
     session_id: uuid.UUID | None
     acted_by: str | None
     acted_at: datetime | None
+    # What decided an escalation (words.alert_why): the language, the kind of words or the
+    # nearest example; never the person's own words.
+    why: str | None = None
 
     @property
     def status_words(self) -> str:
@@ -1028,6 +1054,7 @@ def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[Aler
             session_id=row["session_id"],
             acted_by=row["acted_by__first_name"] or row["acted_by__username"],
             acted_at=row["acted_at"].astimezone(zone) if row["acted_at"] else None,
+            why=words.alert_why(row["detail"]),
         )
         for row in rows
     ]

@@ -139,7 +139,10 @@ def person(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     card = selectors.person_card(
         person=access.person, membership=access.membership, now=timezone.now()
     )
-    return _render(request, "dashboard/person.html", access, {"card": card})
+    languages = selectors.languages_heard(person=access.person, now=timezone.now())
+    if languages == ["English"]:
+        languages = []  # said only when it is news
+    return _render(request, "dashboard/person.html", access, {"card": card, "languages": languages})
 
 
 # --- Panels of the person page ---------------------------------------------------------------

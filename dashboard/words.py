@@ -4,6 +4,7 @@ The dashboard never shows codes: everything a caregiver reads goes through these
 is stored 0–1; people read it as "how upset", 0–100.
 """
 
+from memory.conversations.urgency.language import NAMES as LANGUAGE_NAMES
 from memory.core.person import CaregiverContext
 from memory.models import Alert, Emotion, Memory, MemoryType, Narrative, QuestionType
 
@@ -59,6 +60,18 @@ ESCALATION_REASONS = {
     "wants_to_leave": "wanted to leave",
     "asks_for_help": "asked for help",
     "severe_distress": "was very frightened",
+    "danger_at_home": "may be in danger at home (smoke, gas, water or someone in the house)",
+    "flagged_by_companion": "needed a person, said the companion",
+}
+# Short names of the reasons, for "what decided it".
+REASON_NOUNS = {
+    "self_harm": "wanting to hurt themselves",
+    "fall": "a fall",
+    "pain": "pain or feeling unwell",
+    "wants_to_leave": "wanting to leave",
+    "asks_for_help": "a call for help",
+    "severe_distress": "great fear",
+    "danger_at_home": "danger at home",
 }
 
 # Headings of the memory review, in the order shown ({name} is the person's name).
@@ -169,6 +182,28 @@ def alert_headline(kind: str, detail: dict | None) -> str:
             )
         return "Asking the same things more often than usual."
     return "Something to look at."
+
+
+def alert_why(detail: dict | None) -> str | None:
+    """What decided an escalation, for caregivers and auditors: the language, and the kind of
+    words ("words Clara knows for a fall") or the example it was closest to. Never the person's
+    own words (those are shown apart, only to members with the transcript right)."""
+    why = (detail or {}).get("why") or {}
+    source = why.get("source")
+    if not source:
+        return None
+    noun = REASON_NOUNS.get((detail or {}).get("reason") or "", "a moment that needs a person")
+    language = LANGUAGE_NAMES.get(why.get("language") or "", "")
+    said_in = f" Said in {language}." if language else ""
+    if source == "phrase":
+        return f"Recognised from words Clara knows for {noun}.{said_in}"
+    if source == "meaning":
+        example = why.get("example")
+        closest = f" Closest to: “{example}”" if example else ""
+        return f"Recognised by meaning as {noun}.{closest}{said_in}"
+    if source == "companion":
+        return "Flagged by the companion itself."
+    return None
 
 
 def week_question_sentence(question, *, subject: str, band) -> str | None:

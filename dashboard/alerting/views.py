@@ -22,6 +22,7 @@ from dashboard.access import Access, audit_record, care_memberships, get_person_
 from dashboard.alerting import delivery, report
 from dashboard.alerting.models import AlertRouting
 from dashboard.models import AuditAction, CareRole
+from memory.conversations import urgency
 from memory.core.person import person_zone
 from memory.models import Alert, ChatMessage
 
@@ -62,6 +63,13 @@ def panel_context(access: Access, alert_rows) -> dict:
     for row in alert_rows:
         row.timeline = timelines.get(row.id, [])
         row.words = said.get(row.id)
+        # The words of theirs that decided it: the verdict is deterministic, so it is read
+        # again from the stored message rather than stored beside it.
+        row.deciding_words = None
+        if row.words and row.kind == Alert.Kind.ESCALATION:
+            verdict = urgency.recognise(row.words)
+            if verdict.urgent and verdict.source == "phrase":
+                row.deciding_words = verdict.words
     return {"note_max": NOTE_MAX_CHARS}
 
 

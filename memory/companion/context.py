@@ -175,8 +175,11 @@ def context_build(
     about = CaregiverContext.from_blob(query.caregiver_context, display_name=query.display_name)
     avoid, known = list(about.avoid_topics), list(about.known_topics)
 
+    # Only the bot's own reading may raise the flag on its own (escalation.detect).
     flagged = escalation_detector.detect(
-        message, emotion=reading.emotion, distress=reading.distress_score
+        message,
+        emotion=emotion.emotion if emotion else None,
+        distress=emotion.distress_score if emotion else 0.0,
     )
     chosen = None
     helping = _answer_helps(query)

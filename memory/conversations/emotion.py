@@ -4,11 +4,14 @@ It is deliberately simple (keyword cues, fixed distress levels) so stored data i
 a bot with a real classifier sends its own reading and this is not used.
 """
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.conversations.models import Emotion, Trajectory
+from memory.conversations.urgency import phrases
+from memory.conversations.urgency.text import normalise
 
 # Cues per emotion. The strongest-scoring emotion wins; ties go to the more distressing one.
 _CUES: dict[str, list[str]] = {
@@ -101,6 +104,22 @@ _ANY_CUE = {
     for emotion, patterns in _COMPILED.items()
 }
 
+
+@functools.cache
+def _other_languages_cues() -> list[dict[str, re.Pattern]]:
+    """Each other language's emotion cues, by the emotion they show."""
+    known = set(_COMPILED)
+    return [
+        {
+            Emotion(feeling): pattern
+            for feeling, pattern in lexicon.emotion.items()
+            if feeling in known
+        }
+        for code, lexicon in phrases.lexicons().items()
+        if code != "en" and lexicon.emotion
+    ]
+
+
 # The distress each emotion stands for on its own, before recent history is blended in.
 BASE_DISTRESS: dict[str, float] = {
     Emotion.FEARFUL: 0.85,
@@ -158,6 +177,13 @@ def analyse(
         emotion: sum(1 for cue in cues if cue.search(text)) if _ANY_CUE[emotion].search(text) else 0
         for emotion, cues in _COMPILED.items()
     }
+    if not any(scores.values()):
+        # Not in English words: the cues of the other languages Clara knows (their phrase
+        # lists, memory/data/urgent/<lang>.json), so distress is read in the person's own.
+        folded = normalise(message)
+        for cues in _other_languages_cues():
+            for emotion, pattern in cues.items():
+                scores[emotion] += len(pattern.findall(folded))
     best = max(_PRIORITY, key=lambda emotion: (scores[emotion], -_PRIORITY.index(emotion)))
     hits = scores[best]
     if hits == 0:

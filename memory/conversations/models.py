@@ -296,6 +296,10 @@ class ChatMessage(models.Model):
     idempotency_key = models.CharField(max_length=128, null=True, blank=True)
     # Where it was said (voice, app, sms...), for companions that follow a person across channels.
     channel = models.CharField(max_length=32, null=True, blank=True)
+    # The person's messages: whether this one needed a person (the recogniser's verdict or the
+    # bot's flag); it keeps the next turns' window wide. Null on the assistant's, and on rows
+    # written before it was recorded (the recogniser then reads the text again).
+    escalated = models.BooleanField(null=True, blank=True)
 
     class Meta:
         db_table = "chat_messages"

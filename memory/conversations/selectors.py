@@ -125,19 +125,16 @@ def window_size_for(
     return WINDOW_NORMAL
 
 
-def escalation_in(messages: list[str], readings: list[tuple[str, float]]) -> bool:
-    """Whether any of the person's `messages` needed a human, by the built-in detector.
+def escalation_in(messages: list[tuple[str, bool | None]]) -> bool:
+    """Whether any of the person's `messages` needed a human: (text, the flag stored with it).
 
-    Both lists are oldest first; `readings` are (emotion, distress) of the person's messages,
-    one each, so they line up with `messages` from the end.
+    The stored flag says it, the bot's own included (an exchange it flagged keeps the window
+    wide even when the recogniser disagrees); a message stored before flags were kept (None) is
+    read again by the recogniser.
     """
-    if not messages:
-        return False
-    aligned: list[tuple[str | None, float]] = [(None, 0.0)] * max(len(messages) - len(readings), 0)
-    aligned += readings[-len(messages) :]
     return any(
-        escalation_detector.detect(text, emotion=feeling, distress=distress).escalate
-        for text, (feeling, distress) in zip(messages, aligned, strict=True)
+        flagged if flagged is not None else escalation_detector.detect(text).escalate
+        for text, flagged in messages
     )
 
 
@@ -280,14 +277,17 @@ def memory_query(
                     ),
                     sequence,
                     message_id,
+                    flagged,
                 )
-                for role, content, sequence, message_id in reversed(cursor.fetchall())
+                for role, content, sequence, message_id, flagged in reversed(cursor.fetchall())
             ]
-        said_lately = [text for role, text, _seq, _id in latest if role == ChatMessage.Role.USER]
+        said_lately = [
+            (text, flagged)
+            for role, text, _seq, _id, flagged in latest
+            if role == ChatMessage.Role.USER
+        ]
         recent_escalation = escalation_in(
-            [*said_lately[-RECENT_ESCALATION_MESSAGES:], message],
-            [(record.emotion, record.distress_score) for record in history]
-            + [(emotion.emotion, emotion.distress_score)],
+            [*said_lately[-RECENT_ESCALATION_MESSAGES:], (message, None)]
         )
         size = window_size_for(
             message_count=session.message_count,
@@ -307,7 +307,7 @@ def memory_query(
                 sequence,
                 repeats.from_db(*stored_meanings.get(message_id, (None, None))),
             )
-            for role, text, sequence, message_id in (latest[-size:] if size else [])
+            for role, text, sequence, message_id, _flagged in (latest[-size:] if size else [])
         ]
 
         cursor.execute(storage.SESSION_NARRATIVES, [db_session_id])
@@ -336,7 +336,7 @@ def memory_query(
         last_answer=last_answer,
         recent_escalation=recent_escalation,
         meaning=meaning,
-        latest=tuple((role, text, sequence) for role, text, sequence, _id in latest),
+        latest=tuple((role, text, sequence) for role, text, sequence, _id, _flag in latest),
     )
 
 

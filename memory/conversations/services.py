@@ -331,7 +331,11 @@ def _meaning_for(fields: dict) -> repeats.MessageMeaning | None:
     """The meaning of the exchange's message, found before its transaction opens, so a model
     pass never holds the session's lock (usually from the cache /context filled)."""
     text = sensitive.redact_text(fields["user_message"])
-    return repeats.meaning_of(text) if text.strip() else None
+    if not text.strip():
+        return None
+    # The urgent-moment verdict too (kept per process): its model pass must not hold the lock.
+    escalation_detector.detect(text)
+    return repeats.meaning_of(text)
 
 
 def exchanges_record_many(items: Sequence[dict]) -> list[StoredExchange | DomainError]:
@@ -423,6 +427,9 @@ def _exchange_write(
                 ],
             )
         )
+        # The bot's own reading, if it sent one: only that may raise the flag by itself
+        # (escalation.detect); the built-in reader's level depends on the session's history.
+        bot_emotion = emotion
         if emotion is None:
             cursor.execute(
                 storage.SESSION_RECENT_DISTRESS,
@@ -438,9 +445,17 @@ def _exchange_write(
                 user_message, recent_distress=recent, baseline=baseline
             )
         detected = escalation_detector.detect(
-            user_message, emotion=emotion.emotion, distress=emotion.distress_score
+            user_message,
+            emotion=bot_emotion.emotion if bot_emotion else None,
+            distress=bot_emotion.distress_score if bot_emotion else 0.0,
         )
-        escalation_reason = detected.reason or ("flagged_by_companion" if escalation else None)
+        if detected.escalate:
+            escalation_reason, escalation_detail = detected.reason, detected.explanation()
+        elif escalation:  # the bot's flag wins, whatever the recogniser says
+            escalation_reason = escalation_detector.FLAGGED_BY_COMPANION
+            escalation_detail = {"reason": escalation_reason, "source": "companion"}
+        else:
+            escalation_reason, escalation_detail = None, {}
         escalation = escalation or detected.escalate
 
         db_person_id = person_id  # already in the database's own form
@@ -458,7 +473,7 @@ def _exchange_write(
             storage.INSERT_MESSAGES,
             [
                 db_user_id, db_session_id, db_person_id, db_user_message, db_at, sequence,
-                idempotency_key, channel,
+                idempotency_key, channel, escalation,
                 db_assistant_id, db_session_id, db_person_id, db_assistant_message, db_at,
                 sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
                 channel,
@@ -523,6 +538,7 @@ def _exchange_write(
                 assistant_message=assistant_message,
                 escalated_now=escalation and not escalated,
                 escalation_reason=escalation_reason,
+                escalation_detail=escalation_detail,
                 at=at,
             ),
         )

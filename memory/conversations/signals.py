@@ -35,6 +35,9 @@ class ExchangeStored:
     escalated_now: bool
     escalation_reason: str | None
     at: datetime
+    # What decided it (escalation.Escalation.explanation: reason, language, phrase rule or
+    # nearest example; never the person's words).
+    escalation_detail: dict | None = None
 
 
 @dataclass(frozen=True)

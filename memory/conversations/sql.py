@@ -129,7 +129,7 @@ SESSION_RECENT_DISTRESS = """
     WHERE session_id = %s ORDER BY timestamp DESC LIMIT %s"""
 # idx_messages_session_seq. [encrypted] content
 SESSION_WINDOW = """
-    SELECT role, content, sequence_number, id FROM chat_messages
+    SELECT role, content, sequence_number, id, escalated FROM chat_messages
     WHERE session_id = %s ORDER BY sequence_number DESC LIMIT %s"""
 # idx_messages_session_seq: older messages than the window read above. [encrypted] content
 SESSION_TEXTS_BEFORE = """
@@ -180,9 +180,10 @@ MESSAGE_ID_AT = """
 # [encrypted] content
 INSERT_MESSAGES = """
     INSERT INTO chat_messages (id, session_id, person_id, role, content, timestamp,
-        sequence_number, intent, narrative_id, processing_time_ms, idempotency_key, channel)
-    VALUES (%s, %s, %s, 'user', %s, %s, %s, NULL, NULL, NULL, %s, %s),
-           (%s, %s, %s, 'assistant', %s, %s, %s, %s, %s, %s, NULL, %s)"""
+        sequence_number, intent, narrative_id, processing_time_ms, idempotency_key, channel,
+        escalated)
+    VALUES (%s, %s, %s, 'user', %s, %s, %s, NULL, NULL, NULL, %s, %s, %s),
+           (%s, %s, %s, 'assistant', %s, %s, %s, %s, %s, %s, NULL, %s, NULL)"""
 INSERT_EMOTION = """
     INSERT INTO detected_emotions (id, message_id, session_id, person_id, emotion, confidence,
         distress_score, trajectory, timestamp)

@@ -75,14 +75,25 @@ def escalation_alert_raise(
     person_id: uuid.UUID | None,
     session_id: uuid.UUID,
     reason: str | None = None,
+    explanation: dict | None = None,
+    message_id: uuid.UUID | None = None,
     at: datetime | None = None,
 ) -> tuple[Alert, bool]:
-    """The escalation alert of a session, raised once (for services.exchange_record)."""
+    """The escalation alert of a session, raised once (for services.exchange_record).
+
+    `explanation` says what decided it (the language, the phrase rule or nearest example; no
+    word of the person's) and `message_id` which message: the words themselves are shown only
+    to those who may read transcripts, recomputed from the stored message."""
+    detail = {"reason": reason}
+    if explanation:
+        detail["why"] = {k: v for k, v in explanation.items() if k != "reason" and v is not None}
+    if message_id is not None:
+        detail["message_id"] = str(message_id)
     return alert_raise(
         person_id=person_id,
         session_id=session_id,
         kind=Alert.Kind.ESCALATION,
-        detail={"reason": reason},
+        detail=detail,
         dedupe_key=escalation_dedupe_key(session_id),
         at=at,
     )

@@ -15,6 +15,8 @@ def on_exchange_stored(sender, event: ExchangeStored, **kwargs) -> None:
             person_id=event.person_id,
             session_id=event.session_id,
             reason=event.escalation_reason,
+            explanation=event.escalation_detail,
+            message_id=event.user_message_id,
             at=event.at,
         )
     # Crossing a multiple, not landing on one: a lone assistant message (a check-in) shifts the

@@ -358,38 +358,13 @@ def test_anchors_come_from_both_sides_newest_first():
     ],
 )
 def test_escalation_detector_names_the_reason(message, reason):
-    assert escalation.detect(message) == escalation.Escalation(True, reason)
+    found = escalation.detect(message)
+    assert (found.escalate, found.reason) == (True, reason)
 
 
 @pytest.mark.parametrize("message", ["Where am I?", "I like the garden", "What day is it?"])
 def test_ordinary_messages_do_not_escalate(message):
     assert not escalation.detect(message).escalate
-
-
-@given(
-    st.lists(
-        st.sampled_from(
-            "i i've fell fallen chest hurts pain help me please someone is in here going out "
-            "door want to die kill myself my leg slipped on the floor can't breathe where's "
-            "the exit no point living bleeding dizzy call an ambulance ! , . ' garden tea".split()
-        ),
-        max_size=12,
-    )
-)
-@settings(max_examples=300, deadline=None)
-def test_each_reason_s_one_pattern_answers_as_its_patterns_one_by_one(words):
-    # The detector joins each reason's patterns into one (issue 20: a turn checks four
-    # messages); the first reason any of whose patterns matches is still the answer.
-    text = " ".join(words)
-    expected = next(
-        (
-            reason
-            for reason, patterns in escalation._REASONS
-            if any(re.search(pattern, text) for pattern in patterns)
-        ),
-        None,
-    )
-    assert escalation.detect(text).reason == expected
 
 
 def test_severe_fear_escalates_without_a_phrase():

