@@ -135,7 +135,7 @@ def test_acknowledging_records_who_and_when():
 def test_a_session_well_above_the_persons_baseline_raises_an_alert():
     person_id = uuid.uuid4()
     _calm_history(person_id)
-    upset = _session(person_id, NOW - timedelta(hours=2), [("Scared", 0.7)] * 3)
+    upset = _session(person_id, NOW - timedelta(hours=2), [("Worried about things", 0.7)] * 3)
 
     raised = alerts.alerts_from_trends(person_id=person_id, now=NOW)
 
@@ -152,7 +152,7 @@ def test_a_session_well_above_the_persons_baseline_raises_an_alert():
 def test_distress_alerts_are_raised_once():
     person_id = uuid.uuid4()
     _calm_history(person_id)
-    _session(person_id, NOW - timedelta(hours=2), [("Scared", 0.7)] * 3)
+    _session(person_id, NOW - timedelta(hours=2), [("Worried about things", 0.7)] * 3)
     alerts.alerts_from_trends(person_id=person_id, now=NOW)
 
     again = alerts.alerts_from_trends(person_id=person_id, now=NOW + timedelta(minutes=5))
@@ -164,7 +164,7 @@ def test_distress_alerts_are_raised_once():
 def test_fewer_than_three_readings_raise_no_distress_alert():
     person_id = uuid.uuid4()
     _calm_history(person_id)
-    _session(person_id, NOW - timedelta(hours=2), [("Scared", 0.9)] * 2)
+    _session(person_id, NOW - timedelta(hours=2), [("Worried about things", 0.9)] * 2)
 
     assert alerts.alerts_from_trends(person_id=person_id, now=NOW) == []
 
@@ -179,15 +179,15 @@ def test_distress_slightly_above_baseline_raises_nothing():
 
 def test_a_person_who_is_always_upset_raises_no_distress_alert():
     person_id = uuid.uuid4()
-    _calm_history(person_id, messages=[("Scared", 0.8)] * 3)
-    _session(person_id, NOW - timedelta(hours=2), [("Scared", 0.85)] * 3)
+    _calm_history(person_id, messages=[("Worried about things", 0.8)] * 3)
+    _session(person_id, NOW - timedelta(hours=2), [("Worried about things", 0.85)] * 3)
 
     assert alerts.alerts_from_trends(person_id=person_id, now=NOW) == []
 
 
 def test_no_distress_alert_without_a_baseline():
     person_id = uuid.uuid4()
-    _session(person_id, NOW - timedelta(hours=2), [("Scared", 0.9)] * 3)
+    _session(person_id, NOW - timedelta(hours=2), [("Worried about things", 0.9)] * 3)
 
     assert alerts.alerts_from_trends(person_id=person_id, now=NOW) == []
 
