@@ -334,3 +334,32 @@ def test_each_list_s_joined_patterns_answer_as_its_patterns_one_by_one(words):
             )
             found = lexicon.search(text, written_in=written_in)
             assert (found.reason if found else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "feeling"),
+    [
+        ("Tengo mucho miedo", "fearful"),
+        ("Ich habe Angst", "fearful"),
+        ("J'ai peur", "fearful"),
+        ("Bardzo się boję", "fearful"),
+        ("Ho paura", "fearful"),
+        ("Estou com medo", "fearful"),
+        ("Ik ben bang", "fearful"),
+        ("Mae ofn arna i", "fearful"),
+        ("मुझे डर लग रहा है", "fearful"),
+        ("مجھے ڈر لگ رہا ہے", "fearful"),
+        ("ਮੈਨੂੰ ਡਰ ਲੱਗਦਾ", "fearful"),
+        ("我很害怕", "fearful"),
+        ("Natatakot ako", "fearful"),
+        ("Estoy muy triste hoy", "sad"),
+        ("Ich bin so einsam", "lonely"),
+    ],
+)
+def test_the_built_in_emotion_reader_reads_other_languages(message, feeling):
+    from memory.conversations import emotion
+
+    reading = emotion.analyse(message)
+
+    assert reading.emotion == feeling
+    assert reading.distress_score >= emotion.BASE_DISTRESS[feeling] - 0.01
