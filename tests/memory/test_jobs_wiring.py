@@ -168,7 +168,10 @@ def test_the_escalation_alert_names_the_reason():
         session_id=session.id, user_message="I fell in the kitchen", assistant_message="I'm here."
     )
 
-    assert Alert.objects.get().detail == {"reason": "fall"}
+    detail = Alert.objects.get().detail
+    assert detail["reason"] == "fall"
+    assert detail["why"]["language"] == "en" and detail["why"]["source"] == "phrase"
+    assert "kitchen" not in str(detail)  # what decided it, never the words
 
 
 def test_trends_can_be_computed_on_demand(capsys):
