@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from memory.conversations import emotion as emotion_reader
 from memory.conversations import escalation as escalation_detector
-from memory.conversations import repeats, repetition
+from memory.conversations import repeats, repetition, urgency
 from memory.conversations import sql as storage
 from memory.conversations.emotion import EmotionReading
 from memory.conversations.models import ChatMessage, QuestionType, Session
@@ -130,10 +130,10 @@ def escalation_in(messages: list[tuple[str, bool | None]]) -> bool:
 
     The stored flag says it, the bot's own included (an exchange it flagged keeps the window
     wide even when the recogniser disagrees); a message stored before flags were kept (None) is
-    read again by the recogniser.
+    read again for explicit phrases only (no model pass for history on every turn).
     """
     return any(
-        flagged if flagged is not None else escalation_detector.detect(text).escalate
+        flagged if flagged is not None else urgency.said_in_phrases(text)
         for text, flagged in messages
     )
 
@@ -287,7 +287,10 @@ def memory_query(
             if role == ChatMessage.Role.USER
         ]
         recent_escalation = escalation_in(
-            [*said_lately[-RECENT_ESCALATION_MESSAGES:], (message, None)]
+            [
+                *said_lately[-RECENT_ESCALATION_MESSAGES:],
+                (message, escalation_detector.detect(message).escalate),
+            ]
         )
         size = window_size_for(
             message_count=session.message_count,

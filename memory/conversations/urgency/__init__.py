@@ -7,6 +7,11 @@ language. The exchange write, the turn's context and the summaries all ask throu
 memory/conversations/escalation.py.
 """
 
-from memory.conversations.urgency.recogniser import Verdict, clear_caches, recognise
+from memory.conversations.urgency.recogniser import (
+    Verdict,
+    clear_caches,
+    recognise,
+    said_in_phrases,
+)
 
-__all__ = ["Verdict", "clear_caches", "recognise"]
+__all__ = ["Verdict", "clear_caches", "recognise", "said_in_phrases"]

@@ -164,6 +164,16 @@ def recognise(message: str) -> Verdict:
     return Verdict(False, language=said.code)
 
 
+@functools.lru_cache(maxsize=VERDICT_CACHE)
+def said_in_phrases(message: str) -> bool:
+    """Whether an explicit phrase of any language is in `message` (no model: for messages
+    stored before their verdict was kept, which the turn reads again for its window)."""
+    text = normalise(message)
+    hit = phrases.search(text, prefer=language.identify(message).code)
+    return hit is not None and not hit.distanced
+
+
 def clear_caches() -> None:
+    said_in_phrases.cache_clear()
     recognise.cache_clear()
     language.identify.cache_clear()
