@@ -229,7 +229,7 @@ def fit(rows: list[dict]) -> None:
     texts = [row["text"] for row in rows]
     said = [language.identify(t) for t in texts]
     hits = [
-        phrases.search(normalise(t), prefer=s.code) is not None
+        phrases.search(normalise(t), prefer=s.code, languages=s.candidates) is not None
         for t, s in zip(texts, said, strict=True)
     ]
     routes = [recogniser.spaces_for(s, normalise(t)) for s, t in zip(said, texts, strict=True)]

@@ -64,6 +64,9 @@ _WORD = re.compile(r"[a-z']+")
 class Language:
     code: str
     confidence: float
+    # The languages it may be in, most likely first (the phrase lists searched: a short line
+    # is easily taken for a neighbour, "Me caí" for Portuguese).
+    candidates: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -107,6 +110,33 @@ def _script(text: str) -> str | None:
 @functools.lru_cache(maxsize=2048)
 def identify(text: str) -> Language:
     """The language of `text` among NAMES (English when nothing else is likely)."""
+    found = _identify(text)
+    return Language(found.code, found.confidence, _candidates(text, found.code))
+
+
+# The phrase lists searched besides the language found: the next likeliest, up to this many.
+CANDIDATES = 2
+
+
+def _candidates(text: str, found: str) -> tuple[str, ...]:
+    script = _script(text)
+    ordered = [found]
+    if script is not None:
+        ordered += ["ur", "pa"] if script in ("ur", "pa") else []
+    else:
+        line = " ".join(text.split())
+        with _lock:
+            guesses = _detector().detect(line, model="lite", k=10) if line else []
+        ranked = [_FASTTEXT[g["lang"]] for g in guesses if g["lang"] in _FASTTEXT]
+        ordered += [code for code in ranked if code != found][:CANDIDATES]
+        # Romanised Hindi, Urdu and Punjabi share their everyday words.
+        if found in ("hi", "ur", "pa"):
+            ordered += ["hi", "ur", "pa"]
+    ordered.append(ENGLISH)  # English words turn up in every language
+    return tuple(dict.fromkeys(ordered))
+
+
+def _identify(text: str) -> Language:
     script = _script(text)
     if script is not None and script != "ur":
         return Language(script, 1.0)

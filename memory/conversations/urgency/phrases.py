@@ -145,14 +145,18 @@ def language_names() -> dict[str, str]:
     return {code: lexicon.name for code, lexicon in lexicons().items()}
 
 
-def search(text: str, *, prefer: str | None = None) -> PhraseHit | None:
+def search(
+    text: str, *, prefer: str | None = None, languages: tuple[str, ...] | None = None
+) -> PhraseHit | None:
     """The phrase hit that decides for `text` (normalised), or None.
 
-    Every language is tried. Of several hits the most pressing reason wins (reasons.ORDER); of
-    hits for one reason, the `prefer`red language's (the one the message is written in)."""
-    hits = [
-        hit for lexicon in lexicons().values() if (hit := lexicon.search(text, written_in=prefer))
-    ]
+    The lists of `languages` are tried (every language's when None; each list costs 0.1-0.9 ms
+    on a long line, so a turn tries the language found, its likeliest neighbours and English:
+    language.Language.candidates). Of several hits the most pressing reason wins
+    (reasons.ORDER); of hits for one reason, the `prefer`red language's (the message's own)."""
+    known = lexicons()
+    chosen = known.values() if languages is None else [known[c] for c in languages if c in known]
+    hits = [hit for lexicon in chosen if (hit := lexicon.search(text, written_in=prefer))]
     if not hits:
         return None
     return min(hits, key=lambda hit: (reasons.ORDER.index(hit.reason), hit.language != prefer))

@@ -31,8 +31,8 @@ PHRASE = "phrase"
 MEANING = "meaning"
 
 # Per space: the closest reason's closeness must reach FLOOR, and beat the calm side by MARGIN.
-FLOOR = {examples.ENGLISH_SPACE: 0.465, examples.MULTILINGUAL_SPACE: 0.3}
-MARGIN = {examples.ENGLISH_SPACE: 0.025, examples.MULTILINGUAL_SPACE: -0.0075}
+FLOOR = {examples.ENGLISH_SPACE: 0.555, examples.MULTILINGUAL_SPACE: 0.86}
+MARGIN = {examples.ENGLISH_SPACE: 0.0425, examples.MULTILINGUAL_SPACE: 0.0025}
 # A phrase in a message set at a distance (phrases.PhraseHit.distanced) stands when the meaning
 # is at least this much closer to the urgent examples than to the calm.
 CONFIRM_MARGIN = MARGIN
@@ -139,7 +139,7 @@ def recognise(message: str) -> Verdict:
     if not any(char.isalnum() for char in text):
         return CALM
     said = language.identify(message)
-    hit = phrases.search(text, prefer=said.code)
+    hit = phrases.search(text, prefer=said.code, languages=said.candidates)
     if hit is not None and hit.distanced and not _confirmed(message, spaces_for(said, text)):
         hit = None  # a fall decades ago, on the news, or over and done with
     if hit is not None:
@@ -169,7 +169,8 @@ def said_in_phrases(message: str) -> bool:
     """Whether an explicit phrase of any language is in `message` (no model: for messages
     stored before their verdict was kept, which the turn reads again for its window)."""
     text = normalise(message)
-    hit = phrases.search(text, prefer=language.identify(message).code)
+    said = language.identify(message)
+    hit = phrases.search(text, prefer=said.code, languages=said.candidates)
     return hit is not None and not hit.distanced
 
 
