@@ -31,8 +31,8 @@ PHRASE = "phrase"
 MEANING = "meaning"
 
 # Per space: the closest reason's closeness must reach FLOOR, and beat the calm side by MARGIN.
-FLOOR = {examples.ENGLISH_SPACE: 0.555, examples.MULTILINGUAL_SPACE: 0.86}
-MARGIN = {examples.ENGLISH_SPACE: 0.0425, examples.MULTILINGUAL_SPACE: 0.0025}
+FLOOR = {examples.ENGLISH_SPACE: 0.465, examples.MULTILINGUAL_SPACE: 0.3}
+MARGIN = {examples.ENGLISH_SPACE: 0.025, examples.MULTILINGUAL_SPACE: -0.0075}
 # A phrase in a message set at a distance (phrases.PhraseHit.distanced) stands when the meaning
 # is at least this much closer to the urgent examples than to the calm.
 CONFIRM_MARGIN = MARGIN
