@@ -158,9 +158,7 @@ MEANINGS_AFTER = [("memory", "0026_meaning_bound_to_its_row")]
 def test_meanings_bound_to_their_column_only_are_bound_to_their_row():
     from memory.conversations import meaning, repeats, services
     from memory.core import crypto
-    from memory.models import Person, RepetitionRecord
-
-    from memory.models import ChatMessage
+    from memory.models import ChatMessage, Person, RepetitionRecord
 
     latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
     # Today's exchange write also records whether a message needed a person (migration 0029,
