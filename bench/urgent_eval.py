@@ -210,9 +210,10 @@ def floor_misses(out: dict, floors: dict) -> list[str]:
         if m is None:
             problems.append(f"{lang}: no evaluation lines")
             continue
-        if m["recall"] < floor["recall"] - 1e-9:
+        # The floors are kept to 4 places: compare the figures as recorded.
+        if round(m["recall"], 4) < floor["recall"]:
             problems.append(f"{lang} recall {m['recall']:.3f} fell below {floor['recall']:.3f}")
-        if m["precision"] < floor["precision"] - 1e-9:
+        if round(m["precision"], 4) < floor["precision"]:
             problems.append(
                 f"{lang} precision {m['precision']:.3f} fell below {floor['precision']:.3f}"
             )
