@@ -238,12 +238,8 @@ def fit(rows: list[dict]) -> None:
     for space in examples.SPACES:
         todo = [i for i in range(len(rows)) if space in routes[i] and not hits[i]]
         for i in todo:
-            vector = (
-                examples.minilm_vector(texts[i])
-                if space == examples.ENGLISH_SPACE
-                else examples.embed_e5([texts[i]])[0]
-            )
-            close[space][i] = examples.closeness(space, vector)
+            found = recogniser.closeness_in(texts[i], [space])
+            close[space][i] = found[0] if found else None
     groups = {
         examples.ENGLISH_SPACE: ([i for i in range(len(rows)) if rows[i]["lang"] == "en"], 0.92),
         examples.MULTILINGUAL_SPACE: (

@@ -15,13 +15,12 @@ history, and a verdict must not).
 from dataclasses import dataclass
 
 from memory.conversations.models import Emotion
-from memory.conversations.urgency import Verdict, recognise
+from memory.conversations.urgency import Verdict, reasons, recognise
 
 # Fear this strong, in the bot's own reading, needs a person even without words that say so.
 SEVERE_DISTRESS = 0.9
 # The reason recorded when only the bot's flag raised the escalation.
 FLAGGED_BY_COMPANION = "flagged_by_companion"
-SEVERE_FEAR_READ_BY_COMPANION = "severe_distress"
 
 
 @dataclass(frozen=True)
@@ -39,13 +38,22 @@ class Escalation:
         return {}
 
 
-def detect(message: str, *, emotion: str | None = None, distress: float = 0.0) -> Escalation:
+def detect(
+    message: str,
+    *,
+    emotion: str | None = None,
+    distress: float = 0.0,
+    flagged: bool = False,
+) -> Escalation:
     """Whether this message needs a human, and why (a short code for caregivers and the bot).
 
-    `emotion` and `distress` are the bot's own reading of the message, if it sent one."""
+    `emotion` and `distress` are the bot's own reading of the message, if it sent one;
+    `flagged` its own `escalation: true`, which wins whatever the recogniser says."""
     verdict = recognise(message)
     if verdict.urgent:
         return Escalation(True, verdict.reason, verdict)
     if emotion == Emotion.FEARFUL and distress >= SEVERE_DISTRESS:
-        return Escalation(True, SEVERE_FEAR_READ_BY_COMPANION, verdict)
+        return Escalation(True, reasons.SEVERE_DISTRESS, verdict)
+    if flagged:
+        return Escalation(True, FLAGGED_BY_COMPANION, verdict)
     return Escalation(False, None, verdict)

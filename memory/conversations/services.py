@@ -448,15 +448,10 @@ def _exchange_write(
             user_message,
             emotion=bot_emotion.emotion if bot_emotion else None,
             distress=bot_emotion.distress_score if bot_emotion else 0.0,
+            flagged=escalation,
         )
-        if detected.escalate:
-            escalation_reason, escalation_detail = detected.reason, detected.explanation()
-        elif escalation:  # the bot's flag wins, whatever the recogniser says
-            escalation_reason = escalation_detector.FLAGGED_BY_COMPANION
-            escalation_detail = {"reason": escalation_reason, "source": "companion"}
-        else:
-            escalation_reason, escalation_detail = None, {}
-        escalation = escalation or detected.escalate
+        escalation_reason, escalation_detail = detected.reason, detected.explanation()
+        escalation = detected.escalate
 
         db_person_id = person_id  # already in the database's own form
         sequence = message_count + 1

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from memory.conversations import escalation, selectors, services
 from memory.conversations.emotion import EmotionReading
 from memory.conversations.urgency import examples, language, phrases, reasons, recognise
+from memory.conversations.urgency.recogniser import CALM as CALM_VERDICT
 from memory.conversations.urgency.recogniser import clear_caches
 from memory.conversations.urgency.text import normalise
 from memory.models import Alert, ChatMessage
@@ -153,14 +154,26 @@ def test_every_verdict_says_what_decided_it():
 def test_a_meaning_verdict_names_the_nearest_example():
     # Wording no phrase list holds: the meaning part decides, and says which example it was
     # closest to (an example of ours, not the person's words).
-    verdict = recognise(
-        "the floor came up and hit me and now I'm just lying here looking at the lampshade"
-    )
+    verdict = recognise("ooh I've done my back in, I'm on the bathroom floor")
 
-    assert verdict.urgent
-    if verdict.source == "meaning":
-        assert verdict.example in {e.text for e in examples.examples()}
-        assert verdict.score is not None
+    assert (verdict.urgent, verdict.source, verdict.reason) == (True, "meaning", "fall")
+    assert verdict.example in {e.text for e in examples.examples()}
+    assert verdict.score is not None and verdict.score > 0
+    assert verdict.rule is None and verdict.words is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["", "   ", "!!!", "...?", "🙂🙂", "\u200b\u200b", "\u0301\u0301", "\x00", "?" * 5000],
+)
+def test_what_holds_no_words_is_calm_and_costs_no_model(message):
+    assert recognise(message) == CALM_VERDICT
+
+
+def test_a_very_long_message_gets_a_verdict():
+    rambling = "and then we went down to the shops and had a cup of tea " * 400
+    assert not recognise(rambling).urgent
+    assert recognise(rambling + " and now I've fallen and I can't get up").reason == "fall"
 
 
 def test_masks_keep_a_real_fall_beside_a_calm_idiom():

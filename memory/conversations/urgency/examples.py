@@ -71,7 +71,6 @@ class Closeness:
     urgent: float  # the closest reason's mean cosine over its TOP nearest
     calm: float  # the calm examples' mean cosine over their TOP nearest
     example: Example  # the urgent example nearest the message, of the closest reason
-    nearest_calm: Example
 
     @property
     def margin(self) -> float:
@@ -257,12 +256,10 @@ def closeness(space: str, vector: np.ndarray) -> Closeness | None:
     all_examples = examples()
     reason_rows = bank.groups[best_reason]
     nearest = int(reason_rows[int(np.argmax(sims[reason_rows]))])
-    nearest_calm = int(calm_rows[int(np.argmax(sims[calm_rows]))])
     return Closeness(
         space=space,
         reason=best_reason,
         urgent=round(best, 4),
         calm=round(calm, 4),
         example=all_examples[int(bank.index[nearest])],
-        nearest_calm=all_examples[int(bank.index[nearest_calm])],
     )

@@ -109,26 +109,32 @@ def _script(text: str) -> str | None:
 
 @functools.lru_cache(maxsize=2048)
 def identify(text: str) -> Language:
-    """The language of `text` among NAMES (English when nothing else is likely)."""
-    found = _identify(text)
-    return Language(found.code, found.confidence, _candidates(text, found.code))
+    """The language of `text` among NAMES (English when nothing else is likely), and the
+    languages it may be in besides (`candidates`). fastText is asked once, and only for
+    Latin or Arabic letters: another script names its language."""
+    script = _script(text)
+    line = " ".join(text.split())
+    ranked: list[tuple[str, float]] = []  # our languages, most likely first (fastText's order)
+    if script is None or script == "ur":
+        with _lock:  # one model shared by the threads of a process
+            guesses = _detector().detect(line, model="lite", k=10) if line else []
+        ranked = [
+            (_FASTTEXT[g["lang"]], float(g["score"])) for g in guesses if g["lang"] in _FASTTEXT
+        ]
+    found = _identify(script, line, ranked)
+    return Language(found.code, found.confidence, _candidates(script, found.code, ranked))
 
 
 # The phrase lists searched besides the language found: the next likeliest, up to this many.
 CANDIDATES = 2
 
 
-def _candidates(text: str, found: str) -> tuple[str, ...]:
-    script = _script(text)
+def _candidates(script: str | None, found: str, ranked: list[tuple[str, float]]) -> tuple[str, ...]:
     ordered = [found]
     if script is not None:
         ordered += ["ur", "pa"] if script in ("ur", "pa") else []
     else:
-        line = " ".join(text.split())
-        with _lock:
-            guesses = _detector().detect(line, model="lite", k=10) if line else []
-        ranked = [_FASTTEXT[g["lang"]] for g in guesses if g["lang"] in _FASTTEXT]
-        ordered += [code for code in ranked if code != found][:CANDIDATES]
+        ordered += [code for code, _score in ranked if code != found][:CANDIDATES]
         # Romanised Hindi, Urdu and Punjabi share their everyday words.
         if found in ("hi", "ur", "pa"):
             ordered += ["hi", "ur", "pa"]
@@ -136,18 +142,12 @@ def _candidates(text: str, found: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ordered))
 
 
-def _identify(text: str) -> Language:
-    script = _script(text)
+def _identify(script: str | None, line: str, ranked: list[tuple[str, float]]) -> Language:
     if script is not None and script != "ur":
         return Language(script, 1.0)
-    line = " ".join(text.split())
-    with _lock:  # one model shared by the threads of a process
-        guesses = _detector().detect(line, model="lite", k=10) if line else []
     scores: dict[str, float] = {}
-    for guess in guesses:
-        code = _FASTTEXT.get(guess["lang"])
-        if code is not None:
-            scores[code] = scores.get(code, 0.0) + float(guess["score"])
+    for code, score in ranked:
+        scores[code] = scores.get(code, 0.0) + score
     if script == "ur":
         return Language("pa" if scores.get("pa", 0) > scores.get("ur", 0) else "ur", 1.0)
     words = _WORD.findall(line.casefold())

@@ -57,7 +57,6 @@ class Reason:
 @dataclass(frozen=True)
 class Lexicon:
     language: str
-    name: str
     mask: re.Pattern | None
     distance: re.Pattern | None
     reasons: tuple[Reason, ...]  # in reasons.ORDER
@@ -123,7 +122,6 @@ def _lexicon(language: str, files: list[dict]) -> Lexicon:
             feelings.setdefault(feeling, []).extend(c for c in cues if c)
     return Lexicon(
         language=language,
-        name=next((d["name"] for d in files if d.get("name")), language),
         mask=_compile(masks) if masks else None,
         distance=_compile(distance) if distance else None,
         reasons=tuple(compiled),
@@ -139,10 +137,6 @@ def lexicons() -> dict[str, Lexicon]:
         data = json.loads(path.read_text(encoding="utf-8"))
         files.setdefault(data["lang"], []).append(data)
     return {language: _lexicon(language, found) for language, found in files.items()}
-
-
-def language_names() -> dict[str, str]:
-    return {code: lexicon.name for code, lexicon in lexicons().items()}
 
 
 def search(

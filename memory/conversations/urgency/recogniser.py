@@ -34,8 +34,7 @@ MEANING = "meaning"
 FLOOR = {examples.ENGLISH_SPACE: 0.465, examples.MULTILINGUAL_SPACE: 0.3}
 MARGIN = {examples.ENGLISH_SPACE: 0.025, examples.MULTILINGUAL_SPACE: -0.0075}
 # A phrase in a message set at a distance (phrases.PhraseHit.distanced) stands when the meaning
-# is at least this much closer to the urgent examples than to the calm.
-CONFIRM_MARGIN = MARGIN
+# beats the calm side by MARGIN too (FLOOR aside).
 # Below this confidence that a Latin-script line is English, it is compared in both spaces.
 ENGLISH_SURE = 0.5
 VERDICT_CACHE = 2048
@@ -54,10 +53,6 @@ class Verdict:
     example: str | None = None  # the nearest example (our text, not the person's)
     score: float | None = None  # meaning: the closeness margin over calm
 
-    @property
-    def language_name(self) -> str:
-        return language.NAMES.get(self.language, self.language)
-
     def explanation(self) -> dict:
         """What may be stored and shown with an alert: no word of the person's."""
         return {
@@ -73,36 +68,29 @@ class Verdict:
 CALM = Verdict(False)
 
 
-def _by_meaning(text: str, spaces: list[str]) -> examples.Closeness | None:
-    best = None
+def closeness_in(text: str, spaces: list[str]) -> list[examples.Closeness]:
+    """How close `text` is to the examples in each of `spaces` (one model pass each)."""
+    found = []
     for space in spaces:
         vector = (
             examples.minilm_vector(text)
             if space == examples.ENGLISH_SPACE
             else examples.embed_e5([text])[0]
         )
-        found = examples.closeness(space, vector)
-        if found is None:
-            continue
-        if found.urgent >= FLOOR[space] and found.margin >= MARGIN[space]:
-            if best is None or found.margin - MARGIN[space] > best.margin - MARGIN[best.space]:
-                best = found
-    return best
+        close = examples.closeness(space, vector)
+        if close is not None:
+            found.append(close)
+    return found
 
 
-def _confirmed(text: str, spaces: list[str]) -> bool:
-    """Whether the meaning agrees that a phrase set at a distance is urgent after all: closer
-    to the urgent examples than to the calm ones by at least CONFIRM_MARGIN."""
-    for space in spaces:
-        vector = (
-            examples.minilm_vector(text)
-            if space == examples.ENGLISH_SPACE
-            else examples.embed_e5([text])[0]
-        )
-        found = examples.closeness(space, vector)
-        if found is not None and found.margin >= CONFIRM_MARGIN[space]:
-            return True
-    return False
+def _urgent_by_meaning(near: list[examples.Closeness]) -> examples.Closeness | None:
+    """The closeness that says urgent by meaning alone (FLOOR and MARGIN), the clearest."""
+    passing = [
+        close
+        for close in near
+        if close.urgent >= FLOOR[close.space] and close.margin >= MARGIN[close.space]
+    ]
+    return max(passing, key=lambda close: close.margin - MARGIN[close.space], default=None)
 
 
 def spaces_for(said: language.Language, text: str = "") -> list[str]:
@@ -132,6 +120,12 @@ def _plain_english(text: str) -> bool:
     return known / len(words) >= 0.8
 
 
+def _phrase(text: str, said: language.Language) -> phrases.PhraseHit | None:
+    """The explicit phrase in `text` (normalised), searched in the lists of its language, its
+    likeliest neighbours and English."""
+    return phrases.search(text, prefer=said.code, languages=said.candidates)
+
+
 @functools.lru_cache(maxsize=VERDICT_CACHE)
 def recognise(message: str) -> Verdict:
     """The verdict on one message of the person's (the text as the bot sent it)."""
@@ -139,9 +133,12 @@ def recognise(message: str) -> Verdict:
     if not any(char.isalnum() for char in text):
         return CALM
     said = language.identify(message)
-    hit = phrases.search(text, prefer=said.code, languages=said.candidates)
-    if hit is not None and hit.distanced and not _confirmed(message, spaces_for(said, text)):
-        hit = None  # a fall decades ago, on the news, or over and done with
+    hit = _phrase(text, said)
+    near = None  # computed once, for a distanced phrase and for meaning alike
+    if hit is not None and hit.distanced:
+        near = closeness_in(message, spaces_for(said, text))
+        if not any(close.margin >= MARGIN[close.space] for close in near):
+            hit = None  # a fall decades ago, on the news, or over and done with
     if hit is not None:
         return Verdict(
             True,
@@ -151,15 +148,17 @@ def recognise(message: str) -> Verdict:
             rule=hit.rule,
             words=text[hit.start : hit.end].strip(),
         )
-    near = _by_meaning(message, spaces_for(said, text))
-    if near is not None:
+    if near is None:
+        near = closeness_in(message, spaces_for(said, text))
+    best = _urgent_by_meaning(near)
+    if best is not None:
         return Verdict(
             True,
-            reason=near.reason,
+            reason=best.reason,
             language=said.code,
             source=MEANING,
-            example=near.example.text,
-            score=round(near.margin, 4),
+            example=best.example.text,
+            score=round(best.margin, 4),
         )
     return Verdict(False, language=said.code)
 
@@ -168,9 +167,7 @@ def recognise(message: str) -> Verdict:
 def said_in_phrases(message: str) -> bool:
     """Whether an explicit phrase of any language is in `message` (no model: for messages
     stored before their verdict was kept, which the turn reads again for its window)."""
-    text = normalise(message)
-    said = language.identify(message)
-    hit = phrases.search(text, prefer=said.code, languages=said.candidates)
+    hit = _phrase(normalise(message), language.identify(message))
     return hit is not None and not hit.distanced
 
 
