@@ -213,7 +213,7 @@ def build_person(*, days: int, now: datetime, rng: random.Random, name: str, row
                         detail={"reason": "asks_for_help"},
                         dedupe_key=f"escalation:{session.id}",
                         created_at=at,
-                        status=rng.choice(["open", "acknowledged", "acknowledged"]),
+                        status=rng.choice(["open", "resolved", "resolved"]),
                     )
                 )
     person.last_active_at = last

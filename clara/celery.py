@@ -71,8 +71,9 @@ app.conf.beat_schedule = {
         "task": "memory.tasks.apply_retention_all",
         "schedule": crontab(minute=20, hour=4),
     },
-    # * * * * *  Alerts: escalate urgent alerts nobody acknowledged in time (team admins, then the
-    # organisation's contact), and send e-mails held for a caregiver's hours once they begin.
+    # * * * * *  Alerts: the ladder's steps that are due (an urgent alert nobody claimed climbs a
+    # rung; a claim not resolved in time reminds its claimer, then climbs again), and e-mails
+    # held for a caregiver's hours once they begin.
     "sweep-alerts": {
         "task": "dashboard.tasks.sweep_alerts",
         "schedule": crontab(minute="*"),

@@ -501,10 +501,14 @@ else:
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Clara <alerts@clara.localhost>")
 # The dashboard's public address, for the links in e-mails (no trailing slash).
 CLARA_SITE_URL = env_str("CLARA_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-# An urgent alert nobody acknowledged goes to the team's admins after this long, then to the
-# organisation's contact after as long again.
+# An urgent alert nobody has claimed climbs its ladder (dashboard/alerting/ladder.py) one rung
+# each time this long passes: the team, its admins, the organisation's contact.
 CLARA_ALERT_ESCALATE_MINUTES = env_int("CLARA_ALERT_ESCALATE_MINUTES", 10)
-# An acknowledgement link in an e-mail works once, for this long.
+# A claimed urgent alert ("I'm dealing with it") not resolved this long after the claim: its
+# claimer is reminded, and CLARA_ALERT_ESCALATE_MINUTES later it climbs the ladder again. Past
+# the ladder's last rung, everyone is told again at this pace until someone acts.
+CLARA_CLAIM_TIMEOUT_MINUTES = env_int("CLARA_CLAIM_TIMEOUT_MINUTES", 30)
+# An alert e-mail's link works for this long, and only for the person it was sent to.
 CLARA_ALERT_LINK_HOURS = env_int("CLARA_ALERT_LINK_HOURS", 72)
 # Webhooks: each attempt waits this long for an answer; failures are retried after base, 2×base,
 # 4×base ... seconds (at most an hour apart) until this many hours after the event, then failed.

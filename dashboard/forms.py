@@ -4,11 +4,47 @@ from django import forms
 
 from dashboard.models import CareRole
 from memory.core.person import zone_exists
+from memory.insights.alerts import OUTCOME_NOTE_MAX_CHARS, OUTCOMES_OFFERED
 from memory.models import Alert
 
 
-class AlertStatusForm(forms.Form):
-    status = forms.ChoiceField(choices=Alert.Status.choices)
+class AlertActionForm(forms.Form):
+    """Claim an alert ("I'm dealing with it"), or resolve it with what happened."""
+
+    action = forms.ChoiceField(
+        choices=[("claim", "claim"), ("resolve", "resolve")],
+        error_messages={
+            "required": "Choose what to do with the alert.",
+            "invalid_choice": "Choose what to do with the alert.",
+        },
+    )
+    outcome = forms.ChoiceField(
+        choices=[(o.value, o.label) for o in OUTCOMES_OFFERED],
+        required=False,
+        error_messages={"invalid_choice": "Choose what happened."},
+    )
+    note = forms.CharField(
+        max_length=OUTCOME_NOTE_MAX_CHARS,
+        strip=True,
+        required=False,
+        error_messages={"max_length": f"The note is at most {OUTCOME_NOTE_MAX_CHARS} characters."},
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") == "resolve":
+            if not data.get("outcome"):
+                self.add_error("outcome", "Choose what happened.")
+            elif data["outcome"] == Alert.Outcome.OTHER and not data.get("note"):
+                self.add_error("note", "Say in a few words what happened.")
+        return data
+
+    def problem(self) -> str:
+        """The first thing wrong, as one sentence."""
+        for field in ("action", "outcome", "note"):
+            if field in self.errors:
+                return self.errors[field][0]
+        return "Choose what to do with the alert."
 
 
 class MemberAddForm(forms.Form):

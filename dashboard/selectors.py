@@ -58,7 +58,7 @@ ALERTS_SHOWN = 30
 # "What helps" ranks a kind of reply or a story only after it was followed by this many readings
 # (on 2 or 3 tellings one good afternoon looks like a cure); below it says "not enough yet".
 CALMING_MIN_MEASURED = 5
-NOT_ACKNOWLEDGED = [Alert.Status.OPEN, Alert.Status.LOOKING_INTO]
+NOT_ACKNOWLEDGED = [Alert.Status.OPEN, Alert.Status.CLAIMED]
 
 
 def _local_midnight(day: date, zone: ZoneInfo) -> datetime:
@@ -1015,8 +1015,12 @@ class AlertRow:
     headline: str
     created: datetime
     session_id: uuid.UUID | None
-    acted_by: str | None
-    acted_at: datetime | None
+    claimed_by: str | None = None  # a name, never a login (words.caregiver_name)
+    claimed_by_id: int | None = None
+    claimed_at: datetime | None = None
+    resolved_by: str | None = None
+    resolved_at: datetime | None = None
+    outcome: str = ""  # in words, with the note of "other"
     # What decided an escalation (words.alert_why): the language, the kind of words or the
     # nearest example; never the person's own words.
     why: str | None = None
@@ -1025,9 +1029,19 @@ class AlertRow:
     def status_words(self) -> str:
         return words.ALERT_STATUS.get(self.status, self.status)
 
+    @property
+    def urgent(self) -> bool:
+        return self.kind == Alert.Kind.ESCALATION
+
+
+def _name_of(first: str | None, last: str | None, login: str | None) -> str | None:
+    full = f"{first or ''} {last or ''}".strip()
+    return full or login
+
 
 def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[AlertRow]:
-    """The person's alerts: the ones needing a look first, then the newest."""
+    """The person's alerts: the ones not resolved first (oldest first: the longest waiting
+    leads), then the resolved, newest first."""
     zone = person_zone(person)
     rows = (
         Alert.objects.filter(person_id=person.id)
@@ -1039,9 +1053,17 @@ def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[Aler
             "detail",
             "created_at",
             "session_id",
-            "acted_by__username",
-            "acted_by__first_name",
-            "acted_at",
+            "claimed_by_id",
+            "claimed_by__username",
+            "claimed_by__first_name",
+            "claimed_by__last_name",
+            "claimed_at",
+            "resolved_by__username",
+            "resolved_by__first_name",
+            "resolved_by__last_name",
+            "resolved_at",
+            "outcome",
+            "outcome_note",
         )[:limit]
     )  # idx_alerts_person_created
     alerts = [
@@ -1052,13 +1074,31 @@ def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[Aler
             headline=words.alert_headline(row["kind"], row["detail"]),
             created=row["created_at"].astimezone(zone),
             session_id=row["session_id"],
-            acted_by=row["acted_by__first_name"] or row["acted_by__username"],
-            acted_at=row["acted_at"].astimezone(zone) if row["acted_at"] else None,
+            claimed_by=_name_of(
+                row["claimed_by__first_name"],
+                row["claimed_by__last_name"],
+                row["claimed_by__username"],
+            ),
+            claimed_by_id=row["claimed_by_id"],
+            claimed_at=row["claimed_at"].astimezone(zone) if row["claimed_at"] else None,
+            resolved_by=_name_of(
+                row["resolved_by__first_name"],
+                row["resolved_by__last_name"],
+                row["resolved_by__username"],
+            ),
+            resolved_at=row["resolved_at"].astimezone(zone) if row["resolved_at"] else None,
+            outcome=words.outcome_words(row["outcome"], row["outcome_note"])
+            if row["outcome"]
+            else "",
             why=words.alert_why(row["detail"]),
         )
         for row in rows
     ]
-    return sorted(alerts, key=lambda a: (a.status == Alert.Status.ACKNOWLEDGED, -a.id))
+    waiting = sorted(
+        (a for a in alerts if a.status != Alert.Status.RESOLVED), key=lambda a: (a.created, a.id)
+    )
+    over = [a for a in alerts if a.status == Alert.Status.RESOLVED]
+    return waiting + over
 
 
 def alert_of_person(*, person: Person, alert_id: int) -> Alert | None:

@@ -1,4 +1,5 @@
-"""Writes of the dashboard: alert states and the care team. Each is one transaction.
+"""Writes of the dashboard: the care team and what Clara remembers (alert states:
+dashboard/alerting/respond.py). Each is one transaction.
 
 Audit rows are written by dashboard.access before a view calls any of these, except an
 erasure's, written here with its outcome.
@@ -10,13 +11,11 @@ from dataclasses import replace
 from django.db import transaction
 
 from dashboard.access import Access, audit_record
-from dashboard.alerting import delivery
 from dashboard.models import AuditAction, CareRole, CareTeamMembership, FactSuggestion
 from memory import privacy
 from memory.core.person import AgreedQuestion, CaregiverContext
 from memory.facts import store
 from memory.models import (
-    Alert,
     Memory,
     MemoryType,
     OrganisationMembership,
@@ -36,12 +35,6 @@ PROFILE_FIELDS = (
     "family",
     "agreed_questions",
 )
-
-
-def alert_act(*, alert: Alert, status: str, user) -> Alert:
-    """A caregiver is looking into an alert, has dealt with it, or reopens it (who and when)."""
-    # Through delivery: the step goes on the alert's timeline, escalation stops, webhooks hear.
-    return delivery.alert_respond(alert=alert, status=status, user=user, via="dashboard")
 
 
 def _other_admins(membership: CareTeamMembership) -> bool:

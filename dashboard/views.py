@@ -23,13 +23,15 @@ from dashboard import charts, conversation_search, minimum, params, selectors, s
 from dashboard.access import (
     Access,
     Need,
+    audit_record,
     get_organisation_for,
     get_person_for,
     organisations_of,
 )
+from dashboard.alerting import respond, rights
 from dashboard.alerting import views as alerting_views
 from dashboard.forms import (
-    AlertStatusForm,
+    AlertActionForm,
     EraseForm,
     MemberAddForm,
     MemberUpdateForm,
@@ -42,6 +44,7 @@ from memory.conversations.repetition import CHRONIC_AT
 from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import store
+from memory.insights.alerts import OUTCOMES_OFFERED
 from memory.models import Alert
 from memory.webhooks import services as webhooks
 
@@ -355,7 +358,11 @@ def _alerts_context(access: Access) -> dict:
     alerts = selectors.alerts_for_person(person=access.person)
     return {
         "alerts": alerts,
-        "open_count": sum(a.status != Alert.Status.ACKNOWLEDGED for a in alerts),
+        "open_count": sum(a.status != Alert.Status.RESOLVED for a in alerts),
+        "may_act": rights.may_act(access.membership),
+        "cannot_act_why": rights.why_not(access.membership),
+        "outcomes": OUTCOMES_OFFERED,
+        "now": timezone.now(),
         # Each alert's timeline, and the words that raised it for the transcript right.
         **alerting_views.panel_context(access, alerts),
     }
@@ -389,34 +396,49 @@ def person_alerts(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def alert_status(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> HttpResponse:
-    """'Looking into it' or 'dealt with': records who and when, then shows the alerts again."""
+    """'I'm dealing with it' (a claim, or taking over someone's) or resolved with what happened;
+    then the alerts again. Someone whose role or care setting does not let them act is told so,
+    kindly (403), and nothing changes; the audit keeps the refusal."""
     access = get_person_for(
-        request.user, person_id, action=AuditAction.ALERT_STATUS, object_id=str(alert_id)
+        request.user,
+        person_id,
+        action=AuditAction.ALERT_STATUS,
+        object_id=str(alert_id),
+        audit_allowed=False,
+    )
+    allowed = rights.may_act(access.membership)
+    audit_record(
+        user=request.user,
+        person_id=person_id,
+        action=AuditAction.ALERT_STATUS,
+        object_id=str(alert_id),
+        allowed=allowed,
+        organisation_id=access.person.organisation_id,
     )
     alert = selectors.alert_of_person(person=access.person, alert_id=alert_id)
     if alert is None:
         return _render(request, "dashboard/not_found.html", access, {}, status=404)
-    form = AlertStatusForm(request.POST)
+    if not allowed:
+        return alerts_panel(request, access, error=rights.why_not(access.membership), status=403)
+    form = AlertActionForm(request.POST)
     if not form.is_valid():
-        context = {**_alerts_context(access), "error": "Choose what to do with the alert."}
-        return _render(
-            request,
-            "dashboard/person_alerts.html",
-            access,
-            context,
-            partial="alerts",
-            status=400,
-        )
-    services.alert_act(alert=alert, status=form.cleaned_data["status"], user=request.user)
-    if request.htmx:
-        return _render(
-            request,
-            "dashboard/person_alerts.html",
-            access,
-            _alerts_context(access),
-            partial="alerts",
-        )
-    return redirect(reverse("dashboard:person", args=[person_id]) + "#alerts")
+        return alerts_panel(request, access, error=form.problem(), status=400)
+    try:
+        if form.cleaned_data["action"] == "claim":
+            respond.alert_claim_by(alert=alert, user=request.user, via="dashboard")
+        else:
+            respond.alert_resolve_by(
+                alert=alert,
+                user=request.user,
+                outcome=form.cleaned_data["outcome"],
+                note=form.cleaned_data["note"],
+                via="dashboard",
+            )
+    except DomainError as error:
+        return alerts_panel(request, access, error=str(error), status=400)
+    except respond.NotAllowed:
+        return alerts_panel(request, access, error=rights.why_not(access.membership), status=403)
+    return alerts_panel(request, access)
 
 
 # --- Care team -------------------------------------------------------------------------------

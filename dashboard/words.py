@@ -95,9 +95,9 @@ MEMORY_SOURCES = {
 }
 
 ALERT_STATUS = {
-    Alert.Status.OPEN: "new",
-    Alert.Status.LOOKING_INTO: "someone is looking into it",
-    Alert.Status.ACKNOWLEDGED: "dealt with",
+    Alert.Status.OPEN: "nobody has it yet",
+    Alert.Status.CLAIMED: "being handled",
+    Alert.Status.RESOLVED: "resolved",
 }
 
 
@@ -285,3 +285,40 @@ def stretch_sentence(stretch, *, label: str) -> str:
         f"{label}: {upset_words(stretch.average)} on average ({upset_score(stretch.average)} out "
         f"of 100), {plural(stretch.conversations, 'conversation')}."
     )
+
+
+def caregiver_name(user) -> str:
+    """A caregiver as the timeline and e-mails name them: their full name, else the login."""
+    if user is None:
+        return ""
+    return (user.get_full_name() or user.get_username())[:150]
+
+
+OUTCOME_WORDS = {
+    Alert.Outcome.WELL: "checked and well",
+    Alert.Outcome.HURT_CARED_FOR: "hurt, care given",
+    Alert.Outcome.EMERGENCY: "emergency services called",
+    Alert.Outcome.FALSE_ALARM: "false alarm",
+    Alert.Outcome.OTHER: "other",
+    Alert.Outcome.UNKNOWN: "outcome not recorded (resolved before outcomes were asked for)",
+}
+
+
+def outcome_words(outcome: str, note: str = "") -> str:
+    """'checked and well'; 'other: her son took her to the GP'."""
+    words = OUTCOME_WORDS.get(outcome, outcome)
+    return f"{words}: {note}" if note else words
+
+
+def age(seconds: float) -> str:
+    """How long ago, short: 'just now', '4 min', '1 h 20 min', '2 days'."""
+    minutes = int(max(seconds, 0) // 60)
+    if minutes < 1:
+        return "just now"
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days = hours // 24
+    return plural(days, "day")

@@ -201,7 +201,7 @@ def test_no_personal_data_in_logs_or_urls(api, captured, settings, monkeypatch):
     if alert is not None:
         path = f"/people/{person_id}/alerts/{alert.id}/"
         visited.append(path)
-        browser.post(path, {"status": "acknowledged"})
+        browser.post(path, {"action": "resolve", "outcome": "well"})
 
     # An operator in the admin.
     admin = verified_client(

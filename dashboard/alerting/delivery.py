@@ -1,16 +1,14 @@
-"""Telling people about alerts: on-call routing, e-mail, escalation, acknowledgement.
+"""Telling people about alerts: who a member asked to hear, the e-mails, sending them, the
+alert's timeline and what webhooks hear.
 
 An alert raised in insights is announced (memory.insights.signals.alert_raised); the receiver
-queues `deliver_alert` after the commit. Delivery writes one AlertNotice per recipient before
-sending, so a retried job sends nothing twice, and records each step on the alert's timeline.
+queues `deliver_alert` after the commit, which climbs the first rung of the alert's ladder
+(dashboard/alerting/ladder.py). Each e-mail is an AlertNotice written before it is sent, so a
+retried job sends nothing twice, and each step goes on the alert's timeline with people's names.
 
-- Urgent alerts (an escalation: a fall, pain, self-harm, wanting to leave, a call for help,
-  severe fear) go at once, any hour, to every member who receives urgent or all alerts.
-  Other alerts go to members who receive all, within their hours, else are held until then.
-- An urgent alert still "new" CLARA_ALERT_ESCALATE_MINUTES after it went out escalates to the
-  team's admins (whatever their own choice), and as long again later to the organisation's
-  contact. "I'm looking into it" or "Dealt with" stops it.
-- E-mails carry Clara's description, the person's first name and links: never what was said.
+E-mails carry Clara's description, the person's first name, where and when, who else was told
+and one button: never what was said. The button claims the alert, and only for the person the
+e-mail was sent to (dashboard/alerting/respond.py).
 """
 
 import logging
@@ -22,34 +20,25 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMultiAlternatives
-from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
 from dashboard import words
-from dashboard.alerting.models import (
-    AlertEscalation,
-    AlertNotice,
-    AlertRouting,
-    AlertStep,
-    Receives,
-)
-from dashboard.models import CareRole, CareTeamMembership
+from dashboard.alerting import rights
+from dashboard.alerting.models import AlertNotice, AlertRouting, AlertStep
+from dashboard.models import CareTeamMembership
 from memory.core.person import CaregiverContext, person_zone
-from memory.insights import alerts
 from memory.models import Alert, Person, Session
 from memory.webhooks import services as webhooks
-from memory.webhooks.models import WebhookEvent
 
 logger = logging.getLogger(__name__)
 
 URGENT_KINDS = {Alert.Kind.ESCALATION}
-LEVEL_TEAM, LEVEL_ADMINS, LEVEL_CONTACT = 0, 1, 2
-CONTACT = "organisation contact"
+CONTACT = "the organisation's contact"
 LINK_SALT = "clara.alert-ack"
 MAX_SEND_ATTEMPTS = 5
-# Alerts about moments older than this are not delivered (see alert_deliver).
+# Alerts about moments older than this are not delivered (see ladder.alert_deliver).
 STALE_AFTER = timedelta(hours=24)
 
 
@@ -105,6 +94,9 @@ def team_members(person: Person):
     )
 
 
+# --- Webhooks ---------------------------------------------------------------------------------
+
+
 def _webhook_data(alert: Alert, *, level: int | None = None) -> dict:
     """What a webhook receives about an alert: codes and ids, never the person's words."""
     data = {
@@ -117,6 +109,8 @@ def _webhook_data(alert: Alert, *, level: int | None = None) -> dict:
         "status": alert.status,
         "raised_at": alert.created_at.isoformat(),
     }
+    if alert.outcome:
+        data["outcome"] = alert.outcome
     if alert.person_id:
         data["dashboard_url"] = settings.CLARA_SITE_URL + reverse(
             "dashboard:person_alerts", args=[alert.person_id]
@@ -126,7 +120,8 @@ def _webhook_data(alert: Alert, *, level: int | None = None) -> dict:
     return data
 
 
-def _organisation_id(alert: Alert) -> uuid.UUID | None:
+def organisation_id_of(alert: Alert) -> uuid.UUID | None:
+    """The alert's organisation: its person's, or (no person yet) its session's."""
     if alert.person_id:
         return alert.person.organisation_id
     if alert.session_id:
@@ -138,8 +133,8 @@ def _organisation_id(alert: Alert) -> uuid.UUID | None:
     return None
 
 
-def _emit(alert: Alert, event: str, key: str, *, level: int | None = None, at=None) -> None:
-    organisation_id = _organisation_id(alert)
+def emit(alert: Alert, event: str, key: str, *, level: int | None = None, at=None) -> None:
+    organisation_id = organisation_id_of(alert)
     if organisation_id is None:
         return
     webhooks.event_emit(
@@ -151,67 +146,33 @@ def _emit(alert: Alert, event: str, key: str, *, level: int | None = None, at=No
     )
 
 
-def _notice(
-    alert: Alert, *, user_id: int | None, level: int, due_at: datetime
+# --- Notices and the timeline ------------------------------------------------------------------
+
+
+def notice_for(
+    alert: Alert,
+    *,
+    user_id: int | None,
+    level: int,
+    due_at: datetime,
+    purpose: str = AlertNotice.Purpose.ALERT,
+    key: str = "",
 ) -> tuple[AlertNotice, bool]:
-    key = f"{alert.id}:{level}:{user_id if user_id else 'contact'}"
+    """The notice of this alert to this recipient at this level (made once: its dedupe key)."""
+    key = key or f"{alert.id}:{level}:{user_id if user_id else 'contact'}"
     return AlertNotice.objects.get_or_create(
         dedupe_key=key,
-        defaults={"alert": alert, "user_id": user_id, "level": level, "due_at": due_at},
+        defaults={
+            "alert": alert,
+            "user_id": user_id,
+            "level": level,
+            "due_at": due_at,
+            "purpose": purpose,
+        },
     )
 
 
-def alert_deliver(*, alert_id: int, now: datetime | None = None) -> list[AlertNotice]:
-    """Route a new alert: webhooks, and an e-mail to each member who asked for it (or held).
-
-    Idempotent: a second run finds the notices and webhook deliveries already written and sends
-    only those not sent yet. Returns the notices sent now.
-    """
-    now = now or timezone.now()
-    alert = Alert.objects.select_related("person").filter(id=alert_id).first()
-    if alert is None or alert.created_at < now - STALE_AFTER:
-        # A moment long past (a replayed backlog, the demo's weeks of history) is recorded on
-        # the dashboard, not paged to anyone.
-        return []
-    with transaction.atomic():
-        _emit(alert, WebhookEvent.ALERT_RAISED, "raised", at=now)
-        if alert.person_id is None:
-            return []  # an anonymous session's alert: nobody's team yet; webhooks only
-        urgent = is_urgent(alert)
-        for membership in team_members(alert.person):
-            routing = routing_of(membership)
-            if routing.receives == Receives.NONE or not routing.by_email:
-                continue
-            if routing.receives == Receives.URGENT and not urgent:
-                continue
-            if not membership.user.email:
-                continue
-            due = (
-                now
-                if urgent
-                else within_hours(
-                    now=now,
-                    start=routing.hours_start,
-                    end=routing.hours_end,
-                    zone=_zone(routing, alert.person),
-                )
-            )
-            notice, created = _notice(
-                alert, user_id=membership.user_id, level=LEVEL_TEAM, due_at=due
-            )
-            if created and due > now:
-                _step(alert, AlertStep.Kind.HELD, user=membership.user, level=LEVEL_TEAM, at=now)
-        if urgent and alert.status == Alert.Status.OPEN:
-            AlertEscalation.objects.get_or_create(
-                alert=alert,
-                defaults={
-                    "next_at": now + timedelta(minutes=settings.CLARA_ALERT_ESCALATE_MINUTES)
-                },
-            )
-    return _send_due(alert_id=alert.id, now=now)
-
-
-def _step(
+def step(
     alert: Alert,
     kind: str,
     *,
@@ -222,11 +183,12 @@ def _step(
     note: str = "",
     at=None,
 ) -> AlertStep:
+    """One line of the alert's timeline, naming people by their names (never their login)."""
     return AlertStep.objects.create(
         alert=alert,
         kind=kind,
         user=user,
-        who=who or (user.get_username() if user is not None else ""),
+        who=(who or words.caregiver_name(user))[:300],
         level=level,
         via=via,
         note=note,
@@ -234,7 +196,8 @@ def _step(
     )
 
 
-def _send_due(*, alert_id: int | None = None, now: datetime) -> list[AlertNotice]:
+def send_due(*, alert_id: int | None = None, now: datetime) -> list[AlertNotice]:
+    """Send the held or failed notices whose time has come (of one alert, or all)."""
     due = AlertNotice.objects.filter(
         status__in=[AlertNotice.Status.HELD, AlertNotice.Status.FAILED],
         due_at__lte=now,
@@ -243,13 +206,15 @@ def _send_due(*, alert_id: int | None = None, now: datetime) -> list[AlertNotice
     if alert_id is not None:
         due = due.filter(alert_id=alert_id)
     sent = []
-    for notice in due.order_by("due_at")[:500]:
+    for notice in due.order_by("due_at", "id")[:500]:
         if notice_send(notice=notice, now=now):
             sent.append(notice)
     return sent
 
 
-def first_name(person: Person) -> str:
+def first_name(person: Person | None) -> str:
+    if person is None:
+        return "someone Clara talked with"
     name = CaregiverContext.of(person).name_or("")
     return name.split()[0] if name.split() else "the person you care for"
 
@@ -259,12 +224,16 @@ def ack_token(notice: AlertNotice) -> str:
 
 
 def notice_from_token(token: str) -> AlertNotice | None:
-    """The notice an acknowledgement link names, if the signature holds and it is not too old."""
+    """The notice a link names, if the signature holds and it is not too old."""
     try:
         data = signing.loads(token, salt=LINK_SALT, max_age=settings.CLARA_ALERT_LINK_HOURS * 3600)
     except signing.BadSignature:
         return None
-    return AlertNotice.objects.select_related("alert__person").filter(id=data.get("n")).first()
+    return (
+        AlertNotice.objects.select_related("alert__person__organisation", "user")
+        .filter(id=data.get("n"))
+        .first()
+    )
 
 
 @dataclass(frozen=True)
@@ -275,31 +244,70 @@ class Email:
     html: str
 
 
-def notice_email(notice: AlertNotice) -> Email | None:
+def _contact_email(alert: Alert) -> str:
+    from memory.models import Organisation
+
+    organisation_id = organisation_id_of(alert)
+    return (
+        Organisation.objects.filter(id=organisation_id)
+        .values_list("contact_email", flat=True)
+        .first()
+        or ""
+    )
+
+
+def told_names(alert: Alert, *, besides: AlertNotice | None = None) -> list[str]:
+    """Who else this alert went to, by name, in the order they were told."""
+    names: list[str] = []
+    notices = (
+        AlertNotice.objects.filter(alert_id=alert.id, purpose=AlertNotice.Purpose.ALERT)
+        .exclude(status=AlertNotice.Status.FAILED, attempts__gte=MAX_SEND_ATTEMPTS)
+        .select_related("user")
+        .order_by("level", "id")
+    )
+    for notice in notices:
+        if besides is not None and notice.user_id == besides.user_id:
+            continue
+        name = words.caregiver_name(notice.user) if notice.user_id else CONTACT
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def notice_email(notice: AlertNotice, *, now: datetime | None = None) -> Email | None:
     """The e-mail of a notice (None when it has nowhere to go)."""
+    now = now or timezone.now()
     alert, person = notice.alert, notice.alert.person
-    if notice.user_id:
-        to = notice.user.email
-    else:
-        to = person.organisation.contact_email
+    to = notice.user.email if notice.user_id else _contact_email(alert)
     if not to:
         return None
     name = first_name(person)
     urgent = is_urgent(alert)
+    claimer = alert.claimed_by if alert.status == Alert.Status.CLAIMED else None
     context = {
         "name": name,
         "headline": words.alert_headline(alert.kind, alert.detail),
         "urgent": urgent,
-        "escalated": notice.level > LEVEL_TEAM,
-        "when": alert.created_at.astimezone(person_zone(person)),
+        "escalated": notice.level > 0 and notice.purpose == AlertNotice.Purpose.ALERT,
+        "reminder": notice.purpose == AlertNotice.Purpose.REMINDER,
+        "claimer": words.caregiver_name(claimer) if claimer else "",
+        "claimed_at": alert.claimed_at,
+        "when": alert.created_at.astimezone(person_zone(person) if person else ZoneInfo("UTC")),
         "alerts_url": settings.CLARA_SITE_URL
-        + reverse("dashboard:person", args=[person.id])
-        + "#alerts",
+        + (
+            reverse("dashboard:person", args=[person.id]) + "#alerts"
+            if person
+            else reverse("dashboard:people")
+        ),
         "ack_url": settings.CLARA_SITE_URL
         + reverse("dashboard:alert_ack", args=[ack_token(notice)]),
+        "told": told_names(alert, besides=notice),
         "minutes": settings.CLARA_ALERT_ESCALATE_MINUTES,
+        "can_act": notice.user_id is None or rights.may_act_on(alert, notice.user),
     }
-    if notice.level > LEVEL_TEAM:
+    if notice.purpose == AlertNotice.Purpose.REMINDER:
+        subject = f"Clara: you are dealing with the alert about {name}: is it over?"
+    elif notice.level > 0:
         subject = f"Clara: nobody has answered an alert about {name} yet"
     elif urgent:
         subject = f"Clara: {name} may need someone now"
@@ -313,6 +321,10 @@ def notice_email(notice: AlertNotice) -> Email | None:
     )
 
 
+def _recipient_name(notice: AlertNotice) -> str:
+    return words.caregiver_name(notice.user) if notice.user_id else CONTACT
+
+
 def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
     """Send one notice now; records sent or failed on it and on the alert's timeline."""
     now = now or timezone.now()
@@ -324,13 +336,18 @@ def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
     ).update(attempts=notice.attempts + 1)
     if not claimed:
         return False
-    who = notice.user.get_username() if notice.user_id else CONTACT
-    email = notice_email(notice)
+    who = _recipient_name(notice)
+    kind = (
+        AlertStep.Kind.REMINDED
+        if notice.purpose == AlertNotice.Purpose.REMINDER
+        else AlertStep.Kind.SENT
+    )
+    email = notice_email(notice, now=now)
     if email is None:
         AlertNotice.objects.filter(id=notice.id).update(
             status=AlertNotice.Status.FAILED, attempts=MAX_SEND_ATTEMPTS
         )
-        _step(
+        step(
             notice.alert,
             AlertStep.Kind.SEND_FAILED,
             user=notice.user,
@@ -348,7 +365,7 @@ def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
         AlertNotice.objects.filter(id=notice.id).update(
             status=AlertNotice.Status.FAILED, due_at=now + timedelta(minutes=1)
         )
-        _step(
+        step(
             notice.alert,
             AlertStep.Kind.SEND_FAILED,
             user=notice.user,
@@ -358,146 +375,18 @@ def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
         )
         return False
     AlertNotice.objects.filter(id=notice.id).update(status=AlertNotice.Status.SENT, sent_at=now)
-    _step(notice.alert, AlertStep.Kind.SENT, user=notice.user, who=who, level=notice.level, at=now)
-    return True
-
-
-def alert_escalate(*, alert_id: int, now: datetime | None = None) -> int | None:
-    """Take an unacknowledged urgent alert one level up, if it is due; returns the new level."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        state = (
-            # Lock only this row: PostgreSQL refuses FOR UPDATE on an outer join's nullable side.
-            AlertEscalation.objects.select_for_update(of=("self",))
-            .select_related("alert__person__organisation")
-            .filter(alert_id=alert_id, next_at__lte=now)
-            .first()
-        )
-        if state is None:
-            return None
-        alert = state.alert
-        if alert.status != Alert.Status.OPEN or alert.person_id is None:
-            state.next_at = None
-            state.save(update_fields=["next_at"])
-            return None
-        level = state.level + 1
-        if level == LEVEL_ADMINS:
-            admins = [
-                m.user
-                for m in team_members(alert.person).filter(role=CareRole.ADMIN)
-                if m.user.email
-            ]
-            for user in admins:
-                _notice(alert, user_id=user.pk, level=level, due_at=now)
-            _step(
-                alert,
-                AlertStep.Kind.ESCALATED,
-                who="the team's admins" if admins else "no team admin with an e-mail",
-                level=level,
-                at=now,
-            )
-            state.next_at = now + timedelta(minutes=settings.CLARA_ALERT_ESCALATE_MINUTES)
-        else:
-            level = LEVEL_CONTACT
-            if alert.person.organisation.contact_email:
-                _notice(alert, user_id=None, level=level, due_at=now)
-                _step(alert, AlertStep.Kind.ESCALATED, who=CONTACT, level=level, at=now)
-            else:
-                _step(
-                    alert,
-                    AlertStep.Kind.ESCALATED,
-                    who="no organisation contact set",
-                    level=level,
-                    at=now,
-                )
-            state.next_at = None
-        state.level = level
-        state.save(update_fields=["level", "next_at"])
-        _emit(alert, WebhookEvent.ALERT_ESCALATED, f"escalated:{level}", level=level, at=now)
-    _send_due(alert_id=alert.id, now=now)
-    return level
-
-
-def alerts_sweep(*, now: datetime | None = None) -> dict:
-    """Every minute: escalations that are due, then held or failed e-mails whose time came."""
-    now = now or timezone.now()
-    escalated = 0
-    for alert_id in AlertEscalation.objects.filter(next_at__lte=now).values_list(
-        "alert_id", flat=True
-    )[:500]:
-        if alert_escalate(alert_id=alert_id, now=now) is not None:
-            escalated += 1
-    sent = len(_send_due(now=now))
-    return {"escalated": escalated, "sent": sent}
-
-
-STEP_OF_STATUS = {
-    Alert.Status.LOOKING_INTO: AlertStep.Kind.LOOKING_INTO,
-    Alert.Status.ACKNOWLEDGED: AlertStep.Kind.ACKNOWLEDGED,
-    Alert.Status.OPEN: AlertStep.Kind.REOPENED,
-}
-
-
-def alert_respond(
-    *, alert: Alert, status: str, user, via: str, now: datetime | None = None
-) -> Alert:
-    """A caregiver looks into, acknowledges or reopens an alert (dashboard or e-mail link).
-
-    Records the step, stops the escalation unless reopened, and tells webhooks of an
-    acknowledgement. A status that does not change records nothing.
-    """
-    now = now or timezone.now()
-    with transaction.atomic():
-        before = (
-            Alert.objects.select_for_update()
-            .filter(id=alert.id)
-            .values_list("status", flat=True)
-            .first()
-        )
-        updated = alerts.alert_set_status(alert_id=alert.id, status=status, user_id=user.pk, at=now)
-        if before == status:
-            return updated
-        _step(updated, STEP_OF_STATUS[status], user=user, via=via, at=now)
-        if status != Alert.Status.OPEN:
-            AlertEscalation.objects.filter(alert_id=alert.id).update(next_at=None)
-        if status == Alert.Status.ACKNOWLEDGED:
-            _emit(
-                updated, WebhookEvent.ALERT_ACKNOWLEDGED, f"acknowledged:{now.isoformat()}", at=now
-            )
-    return updated
-
-
-def link_opened(*, notice: AlertNotice, user, now: datetime | None = None) -> None:
-    """The e-mail's link was opened (the first time is recorded)."""
-    now = now or timezone.now()
-    if AlertNotice.objects.filter(id=notice.id, opened_at__isnull=True).update(opened_at=now):
-        _step(
-            notice.alert, AlertStep.Kind.OPENED, user=user, level=notice.level, via="email", at=now
-        )
-
-
-def link_use(*, notice: AlertNotice, user, now: datetime | None = None) -> bool:
-    """Acknowledge through the e-mail's link: once. False if it was used before."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        if not AlertNotice.objects.filter(id=notice.id, link_used_at__isnull=True).update(
-            link_used_at=now
-        ):
-            return False
-        alert_respond(
-            alert=notice.alert, status=Alert.Status.ACKNOWLEDGED, user=user, via="email", now=now
-        )
+    step(notice.alert, kind, user=notice.user, who=who, level=notice.level, at=now)
     return True
 
 
 def note_add(*, alert: Alert, user, text: str, now: datetime | None = None) -> AlertStep:
     """A handover note on an alert ("called her daughter, she is fine")."""
-    return _step(alert, AlertStep.Kind.NOTE, user=user, note=text.strip(), at=now)
+    return step(alert, AlertStep.Kind.NOTE, user=user, note=text.strip(), at=now)
 
 
 def timeline(*, alert_ids: list[int]) -> dict[int, list[AlertStep]]:
     """The steps of these alerts, oldest first, by alert."""
     steps: dict[int, list[AlertStep]] = {alert_id: [] for alert_id in alert_ids}
-    for step in AlertStep.objects.filter(alert_id__in=alert_ids).order_by("at", "id"):
-        steps[step.alert_id].append(step)
+    for row in AlertStep.objects.filter(alert_id__in=alert_ids).order_by("at", "id"):
+        steps[row.alert_id].append(row)
     return steps

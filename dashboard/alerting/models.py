@@ -1,11 +1,13 @@
 """Who hears about an alert, when, and what happened to it since (the alert's timeline).
 
 `AlertRouting` is a care-team member's choice (which alerts, by e-mail or not, their hours, the
-weekly digest). `AlertNotice` is one message to one recipient at one escalation level, written
-before it is sent, so a retried job never sends it twice. `AlertStep` is the timeline: every
-step (sent, held for the morning, opened, acknowledged, escalated, a handover note) with who
-and when; the handover note is the only free text, encrypted. `AlertEscalation` says when the
-next escalation of an urgent alert is due (the sweep's index).
+weekly digest). `AlertNotice` is one message to one recipient at one escalation level (or one
+reminder of a claim), written before it is sent, so a retried job never sends it twice.
+`AlertStep` is the timeline: every step (sent, held for the morning, opened, claimed, taken
+over, reminded, escalated, resolved, a handover note) with who (people's names, not logins) and
+when; the handover note is the only free text, encrypted. `AlertEscalation` says when the next
+step of an urgent alert's ladder is due (the sweep's index): an escalation while nobody has
+claimed it, a reminder to the claimer, an escalation again when a claim is not resolved.
 """
 
 from django.conf import settings
@@ -47,7 +49,13 @@ class AlertRouting(models.Model):
 
 
 class AlertNotice(models.Model):
-    """One alert e-mail to one recipient at one level (0 the team, 1 its admins, 2 the contact)."""
+    """One alert e-mail to one recipient at one rung of the ladder (dashboard/alerting/ladder.py:
+    0 the team, then its admins, the organisation's on-call list, its contact), or a reminder
+    to whoever claimed it."""
+
+    class Purpose(models.TextChoices):
+        ALERT = "alert"
+        REMINDER = "reminder"  # "you have it, and it is not resolved yet"
 
     class Status(models.TextChoices):
         HELD = "held"  # waiting for the recipient's hours
@@ -60,14 +68,16 @@ class AlertNotice(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     level = models.PositiveSmallIntegerField(default=0)
-    # "<alert>:<level>:<user id or contact>": one notice each, however often the job runs.
+    purpose = models.CharField(max_length=8, choices=Purpose.choices, default=Purpose.ALERT)
+    # "<alert>:<level>:<user id or contact>" (a reminder: "<alert>:remind:<claim time>"): one
+    # notice each, however often the job runs.
     dedupe_key = models.CharField(max_length=100, unique=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.HELD)
     attempts = models.PositiveSmallIntegerField(default=0)
     due_at = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
     opened_at = models.DateTimeField(null=True, blank=True)
-    # The acknowledgement link works once.
+    # When its recipient first claimed the alert through the e-mail's link.
     link_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -89,23 +99,30 @@ class AlertStep(models.Model):
         HELD = "held", "held until their hours"
         SEND_FAILED = "send_failed", "e-mail failed"
         OPENED = "opened", "opened the e-mail's link"
+        CLAIMED = "claimed", "is dealing with it"
+        TOOK_OVER = "took_over", "took it over"
+        REMINDED = "reminded", "reminded"
+        RESOLVED = "resolved", "resolved it"
+        ESCALATED = "escalated", "escalated"
+        NOTE = "note", "added a handover note"
+        ATTACHED = "attached", "said who it was about"
+        # Steps of alerts acted on before claims and outcomes (shown as they happened).
         LOOKING_INTO = "looking_into", "is looking into it"
         ACKNOWLEDGED = "acknowledged", "acknowledged"
         REOPENED = "reopened", "reopened"
-        ESCALATED = "escalated", "escalated"
-        NOTE = "note", "added a handover note"
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="steps")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     at = models.DateTimeField(default=timezone.now)
-    # Who it went to (sent, held, escalated) or who acted (opened, acknowledged, note).
+    # Who it went to (sent, held, reminded) or who acted (opened, claimed, resolved, note).
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # Kept when the login is deleted; "organisation contact" for level 2. Never the person.
-    who = models.CharField(max_length=150, blank=True, default="")
+    # Their name (full name, else the login), kept when the login is deleted; for an
+    # escalation, whom it went to ("the team's admins: Ann Lee, Raj Patel"). Never the person.
+    who = models.CharField(max_length=300, blank=True, default="")
     level = models.PositiveSmallIntegerField(default=0)
-    # "email" or "dashboard" for an acknowledgement; blank otherwise.
+    # "email" or "dashboard" for a claim or a resolution; blank otherwise.
     via = models.CharField(max_length=16, blank=True, default="")
     # A handover note ("called her daughter, she is fine"): about the person, so encrypted.
     note = EncryptedTextField(blank=True, default="")
@@ -122,12 +139,15 @@ class AlertStep(models.Model):
 
 
 class AlertEscalation(models.Model):
-    """Where an urgent alert's escalation stands: the level reached and when the next is due."""
+    """Where an urgent alert's ladder stands: the rung reached and when its next step is due."""
 
     alert = models.OneToOneField(Alert, on_delete=models.CASCADE, related_name="escalation")
     level = models.PositiveSmallIntegerField(default=0)
-    # Null once acknowledged (or looked into) or past the last level.
+    # Null once resolved. While open: the next escalation; while claimed: the reminder to the
+    # claimer (CLARA_CLAIM_TIMEOUT_MINUTES after the claim), then the next escalation.
     next_at = models.DateTimeField(null=True, blank=True)
+    # When the present claim's reminder went (null: not yet; a new claim clears it).
+    reminded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "alert_escalations"

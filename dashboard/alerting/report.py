@@ -78,7 +78,7 @@ def report_context(*, person: Person, period: Period, now: datetime) -> dict:
     kinds, stories, covered = selectors.what_calms(person=person, now=min(end, now))
     alerts = list(
         Alert.objects.filter(person_id=person.id, created_at__gte=start, created_at__lt=end)
-        .select_related("acted_by")
+        .select_related("resolved_by")
         .order_by("created_at")
     )
     steps = delivery.timeline(alert_ids=[a.id for a in alerts])
@@ -101,9 +101,9 @@ def report_context(*, person: Person, period: Period, now: datetime) -> dict:
                 "headline": words.alert_headline(a.kind, a.detail),
                 "status": words.ALERT_STATUS.get(a.status, a.status),
                 "notes": [s.note for s in steps[a.id] if s.kind == AlertStep.Kind.NOTE],
-                "acknowledged": next(
-                    (s for s in steps[a.id] if s.kind == AlertStep.Kind.ACKNOWLEDGED), None
-                ),
+                "resolved_by": words.caregiver_name(a.resolved_by) if a.resolved_by_id else "",
+                "resolved_at": a.resolved_at.astimezone(zone) if a.resolved_at else None,
+                "outcome": words.outcome_words(a.outcome, a.outcome_note) if a.outcome else "",
             }
             for a in alerts
         ],

@@ -2,20 +2,21 @@
 
 from celery import shared_task
 
-from dashboard.alerting import delivery, digest
+from dashboard.alerting import digest, ladder
 from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
 
 
 @shared_task(name="dashboard.tasks.deliver_alert", **RETRY_ON_DATABASE_ERRORS)
 def deliver_alert(alert_id: int) -> int:
     """Route and send a new alert (webhooks, e-mails); returns how many e-mails left now."""
-    return len(delivery.alert_deliver(alert_id=alert_id))
+    return len(ladder.alert_deliver(alert_id=alert_id))
 
 
 @shared_task(name="dashboard.tasks.sweep_alerts", **RETRY_ON_DATABASE_ERRORS)
 def sweep_alerts() -> dict:
-    """Escalate unacknowledged urgent alerts that are due; send held e-mails whose hour came."""
-    return delivery.alerts_sweep()
+    """The ladder's steps that are due (escalations, reminders of claims); held e-mails whose
+    hour came."""
+    return ladder.alerts_sweep()
 
 
 @shared_task(name="dashboard.tasks.send_weekly_digests", **RETRY_ON_DATABASE_ERRORS)

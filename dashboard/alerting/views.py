@@ -1,4 +1,4 @@
-"""The alert pages of the dashboard: acknowledging from an e-mail's link, handover notes, and
+"""The alert pages of the dashboard: claiming and resolving from an e-mail's link, handover notes, and
 what the alerts panel shows beside each alert (its timeline; the words that raised it for those
 with the transcript right, Clara's description for everyone else).
 
@@ -18,13 +18,17 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from dashboard import words
 from dashboard.access import Access, audit_record, care_memberships, get_person_for
-from dashboard.alerting import delivery, report
+from dashboard.alerting import delivery, report, respond, rights
 from dashboard.alerting.models import AlertRouting
+from dashboard.forms import AlertActionForm
 from dashboard.models import AuditAction, CareRole
 from memory.conversations import urgency
+from memory.core.errors import DomainError
 from memory.core.person import person_zone
-from memory.models import Alert, ChatMessage
+from memory.insights.alerts import OUTCOMES_OFFERED, Claimed
+from memory.models import Alert, ChatMessage, OrganisationMembership
 
 NOTE_MAX_CHARS = 500
 
@@ -73,35 +77,93 @@ def panel_context(access: Access, alert_rows) -> dict:
     return {"note_max": NOTE_MAX_CHARS}
 
 
+def _ack_page(request, notice, *, status: int = 200, **extra) -> HttpResponse:
+    alert = notice.alert
+    alert.refresh_from_db()
+    person = alert.person
+    zone = person_zone(person) if person else ZoneInfo("UTC")
+    membership = rights.membership_of(request.user, alert)
+    context = {
+        "alert": alert,
+        "person": person if membership is not None else None,
+        "name": delivery.first_name(person),
+        "headline": words.alert_headline(alert.kind, alert.detail),
+        "when": alert.created_at.astimezone(zone),
+        "claimer": words.caregiver_name(alert.claimed_by) if alert.claimed_by_id else "",
+        "claimed_at": alert.claimed_at.astimezone(zone) if alert.claimed_at else None,
+        "resolver": words.caregiver_name(alert.resolved_by) if alert.resolved_by_id else "",
+        "resolved_at": alert.resolved_at.astimezone(zone) if alert.resolved_at else None,
+        "outcome": words.outcome_words(alert.outcome, alert.outcome_note) if alert.outcome else "",
+        "mine": alert.claimed_by_id == request.user.pk,
+        "can_act": rights.may_act_on(alert, request.user),
+        "why_not": rights.why_not(membership),
+        "outcomes": OUTCOMES_OFFERED,
+        **extra,
+    }
+    return render(request, "alerting/ack.html", context, status=status)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def alert_ack(request: HttpRequest, token: str) -> HttpResponse:
-    """The e-mail's "I'm dealing with it": GET records that it was opened and asks to confirm
-    (so a mail scanner following links acknowledges nothing); POST acknowledges, once."""
+    """The e-mail's link. Its recipient sees the alert and who has it; if allowed to act, claims
+    it ("I'm dealing with it"), then resolves it with what happened. GET records that it was
+    opened and claims nothing (a mail scanner following links claims nothing).
+
+    The link works only for the person it was sent to: another login of the organisation gets a
+    clear refusal (403) and nothing is recorded on the alert (the audit keeps the refusal);
+    anyone outside the organisation gets what an unknown link gets (404).
+    """
     notice = delivery.notice_from_token(token)
-    if notice is None or notice.alert.person_id is None:
+    if notice is None:
         raise Http404("No such alert.")
-    access = get_person_for(
-        request.user,
-        notice.alert.person_id,
-        action=AuditAction.ALERT_STATUS if request.method == "POST" else AuditAction.VIEW_ALERTS,
-        object_id=str(notice.alert_id),
+    alert = notice.alert
+    organisation_id = delivery.organisation_id_of(alert)
+    if not OrganisationMembership.objects.filter(
+        user_id=request.user.pk, organisation_id=organisation_id
+    ).exists():
+        raise Http404("No such alert.")
+    action = AuditAction.ALERT_STATUS if request.method == "POST" else AuditAction.VIEW_ALERTS
+    mine = respond.link_is_for(notice, request.user)
+    # A member taken off the care team since the e-mail went loses the alert with the person.
+    if mine and notice.user_id is not None and rights.membership_of(request.user, alert) is None:
+        raise Http404("No such alert.")
+    audit_record(
+        user=request.user,
+        person_id=alert.person_id,
+        action=action,
+        object_id=str(alert.id),
+        allowed=mine,
+        organisation_id=organisation_id,
     )
-    context = {
-        "person": access.person,
-        "name": delivery.first_name(access.person),
-        "headline": delivery.words.alert_headline(notice.alert.kind, notice.alert.detail),
-        "token": token,
-    }
-    if request.method == "POST":
-        used = delivery.link_use(notice=notice, user=request.user)
-        context["done"] = used
-        context["already"] = not used
-        return render(request, "alerting/ack.html", context, status=200 if used else 410)
-    delivery.link_opened(notice=notice, user=request.user)
-    notice.refresh_from_db()
-    context["already"] = notice.link_used_at is not None
-    return render(request, "alerting/ack.html", context, status=410 if context["already"] else 200)
+    if not mine:
+        return render(request, "alerting/ack.html", {"not_yours": True}, status=403)
+    if request.method == "GET":
+        respond.link_opened(notice=notice, user=request.user)
+        return _ack_page(request, notice)
+    form = AlertActionForm(request.POST)
+    if not form.is_valid():
+        return _ack_page(request, notice, status=400, error=form.problem())
+    try:
+        if form.cleaned_data["action"] == "claim":
+            what = respond.link_claim(notice=notice, user=request.user)
+            if what == Claimed.RESOLVED:
+                return _ack_page(request, notice, status=410, over=True)
+            return _ack_page(request, notice, claimed=what)
+        done = respond.alert_resolve_by(
+            alert=alert,
+            user=request.user,
+            outcome=form.cleaned_data["outcome"],
+            note=form.cleaned_data["note"],
+            via="email",
+        )
+    except respond.NotAllowed:
+        return _ack_page(request, notice, status=403, refused=True)
+    except DomainError as error:
+        return _ack_page(request, notice, status=400, error=str(error))
+    if not done:
+        return _ack_page(request, notice, status=410, over=True)
+    return _ack_page(request, notice, resolved_now=True)
 
 
 @login_required

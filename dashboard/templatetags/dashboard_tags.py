@@ -43,6 +43,16 @@ def when(value):
 
 
 @register.filter
+def age(value):
+    """{{ alert.created|age }}: how long ago, short ('4 min', '1 h 20 min', '2 days')."""
+    if not value:
+        return ""
+    from dashboard import words
+
+    return words.age((timezone.now() - value).total_seconds())
+
+
+@register.filter
 def as_person(memory, subject: str) -> str:
     """{{ memory|as_person:subject }}: what Clara remembers, with the person's pronouns.
 

@@ -3,7 +3,6 @@
 from django.contrib import admin
 
 from memory.admin.base import LinksMixin, OrganisationScopedAdmin, ReadOnlyAdmin, short
-from memory.insights import alerts as alerts_service
 
 # --- Insights: summaries, trends and alerts -------------------------------------------------
 from memory.models import Alert, PersonTrend, RollingSummary, SummarySpine
@@ -49,17 +48,27 @@ class PersonTrendAdmin(ComputedAdmin):
 
 @admin.register(Alert)
 class AlertAdmin(OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
-    """The caregiver alert outbox. Alerts are raised by the system; people act on them here."""
+    """The caregiver alert outbox, read only. Alerts are raised by the system and claimed and
+    resolved on the dashboard by people their organisation allows to act (an operator is not
+    one of them: the dashboard's rule, dashboard/alerting/rights.py)."""
 
     show_full_result_count = False
     list_per_page = 50
-    list_display = ("created_at", "kind", "status", "person_link", "session_link", "acted_at")
-    list_select_related = ("person", "session", "acted_by")
-    list_filter = ("status", "kind")
+    list_display = (
+        "created_at",
+        "kind",
+        "status",
+        "person_link",
+        "session_link",
+        "claimed_at",
+        "resolved_at",
+        "outcome",
+    )
+    list_select_related = ("person", "session")
+    list_filter = ("status", "kind", "outcome")
     search_fields = ("=person__id", "person__display_name", "dedupe_key")
     date_hierarchy = "created_at"
     ordering = ("-created_at",)
-    actions = ["mark_looking_into", "mark_acknowledged"]
     readonly_fields = (
         "person",
         "session",
@@ -68,27 +77,17 @@ class AlertAdmin(OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
         "dedupe_key",
         "created_at",
         "status",
-        "acted_by",
-        "acted_at",
+        "claimed_by",
+        "claimed_at",
+        "resolved_by",
+        "resolved_at",
+        "outcome",
     )
+    # The outcome's note is about the person: on the dashboard, for the care team.
+    exclude = ("outcome_note",)
 
     def has_add_permission(self, request):
         return False
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-    def _set_status(self, request, queryset, status):
-        for alert_id in queryset.values_list("id", flat=True):
-            alerts_service.alert_set_status(
-                alert_id=alert_id, status=status, user_id=request.user.pk
-            )
-        self.message_user(request, f"{queryset.count()} alert(s) marked {status.label.lower()}.")
-
-    @admin.action(description="Mark selected alerts as being looked into", permissions=["change"])
-    def mark_looking_into(self, request, queryset):
-        self._set_status(request, queryset, Alert.Status.LOOKING_INTO)
-
-    @admin.action(description="Acknowledge selected alerts", permissions=["change"])
-    def mark_acknowledged(self, request, queryset):
-        self._set_status(request, queryset, Alert.Status.ACKNOWLEDGED)

@@ -99,22 +99,82 @@ def escalation_alert_raise(
     )
 
 
-def alert_set_status(
-    *, alert_id: int, status: str, user_id: int | None = None, at: datetime | None = None
-) -> Alert:
-    """A caregiver is looking into or has acknowledged an alert; records who and when."""
-    if status not in Alert.Status.values:
-        raise Invalid(f"Unknown alert status {status!r}.", field="status")
+# A resolution's note ("other: her son took her to the GP") is short, like a handover note.
+OUTCOME_NOTE_MAX_CHARS = 500
+# What people choose from when they resolve an alert (UNKNOWN is only for old rows).
+OUTCOMES_OFFERED = [o for o in Alert.Outcome if o != Alert.Outcome.UNKNOWN]
+
+
+class Claimed:
+    """What a claim did (alert_claim's second value)."""
+
+    CLAIMED = "claimed"  # nobody had it: now this person
+    TOOK_OVER = "took_over"  # someone else had it: now this person
+    ALREADY = "already"  # this person had it already: nothing changed
+    RESOLVED = "resolved"  # it is over: nothing changed
+
+
+def alert_claim(*, alert_id: int, user_id: int, at: datetime | None = None) -> tuple[Alert, str]:
+    """Someone allowed to act has the alert now (who, since when); returns (alert, Claimed.*).
+
+    A claim of an alert someone else has takes it over; a resolved alert is not claimed again.
+    Whether the user may act is the caller's rule (dashboard/alerting/rights.py).
+    """
     with transaction.atomic():
         alert = Alert.objects.select_for_update().filter(id=alert_id).first()
         if alert is None:
             raise NotFound("No alert with this id.", field="alert_id")
-        if alert.status != status:
-            alert.status = status
-            alert.acted_by_id = user_id
-            alert.acted_at = at or timezone.now()
-            alert.save(update_fields=["status", "acted_by", "acted_at"])
-    return alert
+        if alert.status == Alert.Status.RESOLVED:
+            return alert, Claimed.RESOLVED
+        if alert.status == Alert.Status.CLAIMED and alert.claimed_by_id == user_id:
+            return alert, Claimed.ALREADY
+        what = Claimed.TOOK_OVER if alert.status == Alert.Status.CLAIMED else Claimed.CLAIMED
+        alert.status = Alert.Status.CLAIMED
+        alert.claimed_by_id = user_id
+        alert.claimed_at = at or timezone.now()
+        alert.save(update_fields=["status", "claimed_by", "claimed_at"])
+    return alert, what
+
+
+def alert_resolve(
+    *, alert_id: int, user_id: int, outcome: str, note: str = "", at: datetime | None = None
+) -> tuple[Alert, bool]:
+    """The alert is over: who, when and the outcome; returns (alert, resolved now).
+
+    "other" needs a note. An alert nobody claimed is claimed and resolved by the same person in
+    one go (they went and saw); a resolved alert stays as it was resolved (False).
+    """
+    if outcome not in OUTCOMES_OFFERED:
+        raise Invalid("Choose what happened.", field="outcome")
+    note = (note or "").strip()
+    if outcome == Alert.Outcome.OTHER and not note:
+        raise Invalid("Say in a few words what happened.", field="note")
+    if len(note) > OUTCOME_NOTE_MAX_CHARS:
+        raise Invalid(f"At most {OUTCOME_NOTE_MAX_CHARS} characters.", field="note")
+    at = at or timezone.now()
+    with transaction.atomic():
+        alert = Alert.objects.select_for_update().filter(id=alert_id).first()
+        if alert is None:
+            raise NotFound("No alert with this id.", field="alert_id")
+        if alert.status == Alert.Status.RESOLVED:
+            return alert, False
+        if alert.claimed_by_id is None:
+            alert.claimed_by_id, alert.claimed_at = user_id, at
+        alert.status = Alert.Status.RESOLVED
+        alert.resolved_by_id, alert.resolved_at = user_id, at
+        alert.outcome, alert.outcome_note = outcome, note or None
+        alert.save(
+            update_fields=[
+                "status",
+                "claimed_by",
+                "claimed_at",
+                "resolved_by",
+                "resolved_at",
+                "outcome",
+                "outcome_note",
+            ]
+        )
+    return alert, True
 
 
 def _distress_alerts(*, person: Person, now: datetime) -> list[Alert]:

@@ -83,7 +83,12 @@ class PersonTrend(models.Model):
 
 
 class Alert(models.Model):
-    """Something a caregiver should look at; written once per dedupe key (the outbox)."""
+    """Something a caregiver should look at; written once per dedupe key (the outbox).
+
+    Its state: open (nobody has it yet) → claimed (someone allowed to act is on it: who, when)
+    → resolved (who, when, and the outcome). Who may claim and resolve is the dashboard's rule
+    (dashboard/alerting/rights.py); this row only records what happened.
+    """
 
     class Kind(models.TextChoices):
         ESCALATION = "escalation"
@@ -92,8 +97,17 @@ class Alert(models.Model):
 
     class Status(models.TextChoices):
         OPEN = "open"
-        LOOKING_INTO = "looking_into"
-        ACKNOWLEDGED = "acknowledged"
+        CLAIMED = "claimed"
+        RESOLVED = "resolved"
+
+    class Outcome(models.TextChoices):
+        WELL = "well", "checked and well"
+        HURT_CARED_FOR = "hurt_cared_for", "hurt, care given"
+        EMERGENCY = "emergency", "emergency services called"
+        FALSE_ALARM = "false_alarm", "false alarm"
+        OTHER = "other", "other"
+        # Only for alerts resolved before outcomes were asked for (migration 0031); never offered.
+        UNKNOWN = "unknown", "not recorded (resolved before outcomes were asked for)"
 
     # Null for an escalation in an anonymous session: the alert must not be lost for want of a person.
     # Indexed by idx_alerts_person_created, which leads with it.
@@ -118,14 +132,29 @@ class Alert(models.Model):
     dedupe_key = models.CharField(max_length=200, unique=True)
     created_at = models.DateTimeField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
-    acted_by = models.ForeignKey(
+    # Who has it now (a take-over replaces them) and since when.
+    claimed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
+        db_index=False,
     )
-    acted_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True, default="")
+    # Required with "other" ("her son took her to the GP"): about the person, so encrypted.
+    # Null, not "", when there is none: an encrypted default can name no row for old rows.
+    outcome_note = EncryptedTextField(blank=True, null=True)
 
     class Meta:
         db_table = "alerts"
@@ -134,6 +163,8 @@ class Alert(models.Model):
             models.Index(fields=["status", "-created_at"], name="idx_alerts_status_created"),
             # A person's alerts, newest first (person page).
             models.Index(fields=["person", "-created_at"], name="idx_alerts_person_created"),
+            # What was resolved lately (the shift's "resolved this shift"; false alarms a week).
+            models.Index(fields=["person", "resolved_at"], name="idx_alerts_person_resolved"),
         ]
 
     def __str__(self) -> str:

@@ -60,7 +60,7 @@ def test_who_is_upset_now_in_claras_words_without_their_sentences(person, alice,
 def test_open_alerts_with_the_newest_headline(person, alice, alert):
     row = home.shift_rows(user=alice, now=timezone.now())[0]
     assert row.open_alerts == 1 and row.alert_headline
-    Alert.objects.filter(id=alert.id).update(status=Alert.Status.ACKNOWLEDGED)
+    Alert.objects.filter(id=alert.id).update(status=Alert.Status.RESOLVED)
     row = home.shift_rows(user=alice, now=timezone.now())[0]
     assert (row.open_alerts, row.alert_headline) == (0, "")
 

@@ -158,24 +158,18 @@ MEANINGS_AFTER = [("memory", "0026_meaning_bound_to_its_row")]
 def test_meanings_bound_to_their_column_only_are_bound_to_their_row():
     from memory.conversations import meaning, repeats, services
     from memory.core import crypto
-    from memory.models import ChatMessage, Person, RepetitionRecord
+    from memory.models import Person, RepetitionRecord
 
     latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    # Today's exchange write also records whether a message needed a person (migration 0029,
-    # later than the two read here): the column is lent to the older schema for the write.
-    escalated = ChatMessage._meta.get_field("escalated")
     try:
-        _migrate(MEANINGS_BEFORE)
-        with connection.schema_editor() as editor:
-            editor.add_field(ChatMessage, escalated)
+        # Written with today's models at today's schema (later migrations added columns that
+        # today's models write), then taken back to before the rebinding: the rows stay.
         now = timezone.now()
         person = Person.objects.create(display_name="Nana", created_at=now, last_active_at=now)
         session, _ = services.session_resolve(session_id=uuid.uuid4(), user_id=person.id)
         services.exchange_record(
             session_id=session.id, user_message="Where is my coat?", assistant_message="Here."
         )
-        with connection.schema_editor() as editor:
-            editor.remove_field(ChatMessage, escalated)
         record = RepetitionRecord.objects.get(session_id=session.id)
         db_id = RepetitionRecord._meta.pk.get_db_prep_value(record.id, connection)
         # As the exchange write stored it before: bound to the column only.
@@ -194,6 +188,8 @@ def test_meanings_bound_to_their_column_only_are_bound_to_their_row():
                 "UPDATE repetition_tracking SET meaning = %s WHERE id = %s", [column_only, db_id]
             )
         assert stored().startswith(crypto.BOUND_PREFIX.encode())
+        _migrate(MEANINGS_BEFORE)
+        assert stored().startswith(crypto.BOUND_PREFIX.encode())
 
         _migrate(MEANINGS_AFTER)
         kid = crypto.keyring().primary.kid
@@ -204,5 +200,70 @@ def test_meanings_bound_to_their_column_only_are_bound_to_their_row():
 
         _migrate(MEANINGS_BEFORE)  # reversible: the code before reads row-bound meanings too
         assert repeats.from_db(stored()) is not None
+    finally:
+        _migrate(latest)
+
+
+ALERTS_BEFORE = [
+    ("memory", "0029_message_escalated"),
+    ("dashboard", "0014_move_second_factor_devices"),
+]
+ALERTS_AFTER = [("memory", "0032_alert_acted_replaced_by_claim_and_resolution")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_old_alert_states_become_claims_and_resolutions_and_back():
+    """looking_into → claimed (who, when kept); acknowledged → resolved, outcome unknown."""
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        old = _migrate(ALERTS_BEFORE)
+        now = timezone.now()
+        Person = old.get_model("memory", "Person")
+        nana = Person.objects.create(
+            id=uuid.uuid4(), display_name="Nana", created_at=now, last_active_at=now
+        )
+        ann = old.get_model("auth", "User").objects.create(username="ann")
+        Alert = old.get_model("memory", "Alert")
+        made = {
+            status: Alert.objects.create(
+                person=nana,
+                kind="escalation",
+                dedupe_key=f"m:{status}",
+                created_at=now,
+                status=status,
+                acted_by=None if status == "open" else ann,
+                acted_at=None if status == "open" else now,
+            ).pk
+            for status in ("open", "looking_into", "acknowledged")
+        }
+
+        new = _migrate(ALERTS_AFTER)
+        rows = {
+            row["id"]: row
+            for row in new.get_model("memory", "Alert")
+            .objects.filter(id__in=made.values())
+            .values("id", "status", "claimed_by_id", "claimed_at", "resolved_by_id", "outcome")
+        }
+        assert rows[made["open"]]["status"] == "open"
+        claimed = rows[made["looking_into"]]
+        assert (claimed["status"], claimed["claimed_by_id"], claimed["claimed_at"]) == (
+            "claimed",
+            ann.pk,
+            now,
+        )
+        resolved = rows[made["acknowledged"]]
+        assert (resolved["status"], resolved["resolved_by_id"], resolved["outcome"]) == (
+            "resolved",
+            ann.pk,
+            "unknown",
+        )
+
+        back = _migrate(ALERTS_BEFORE)
+        statuses = dict(
+            back.get_model("memory", "Alert")
+            .objects.filter(id__in=made.values())
+            .values_list("id", "status")
+        )
+        assert statuses == {pk: status for status, pk in made.items()}
     finally:
         _migrate(latest)

@@ -83,7 +83,7 @@ def test_a_button_inside_a_polling_panel_is_activity(alice, person, alert):
         before = StoredSession.objects.get(session_key=key).expire_date
         clock.shift(timedelta(minutes=5))
         url = reverse("dashboard:alert_status", args=[person.id, alert.id])
-        client.post(url, {"status": "looking_into"}, headers={**POLL, "HX-Request": "true"})
+        client.post(url, {"action": "claim"}, headers={**POLL, "HX-Request": "true"})
         assert StoredSession.objects.get(session_key=key).expire_date > before
 
 

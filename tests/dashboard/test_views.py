@@ -54,8 +54,8 @@ def test_people_list_shows_todays_mood_in_words_and_alerts_to_look_at(alice_clie
     assert "1 alert to look at" in content
 
 
-def test_people_list_counts_no_alert_once_dealt_with(alice_client, alert):
-    alert.status = Alert.Status.ACKNOWLEDGED
+def test_people_list_counts_no_alert_once_resolved(alice_client, alert):
+    alert.status = Alert.Status.RESOLVED
     alert.save()
     content = alice_client.get(reverse("dashboard:people")).content.decode()
     assert "No alerts to look at" in content
@@ -217,32 +217,40 @@ def test_transcript_shows_feeling_per_message_and_marks_the_escalation(
 # --- Alerts ----------------------------------------------------------------------------------
 
 
-def test_acknowledging_an_alert_records_who_and_when(bob_client, bob, person, alert):
+def test_claiming_an_alert_records_who_and_when(alice_client, alice, person, alert):
     url = reverse("dashboard:alert_status", args=[person.id, alert.id])
-    response = bob_client.post(url, {"status": "acknowledged"}, headers=HX)
+    response = alice_client.post(url, {"action": "claim"}, headers=HX)
     assert response.status_code == 200
-    assert b"Dealt with" in response.content
-    assert b"(bob," in response.content
+    assert b"You are dealing with it" in response.content
     alert.refresh_from_db()
-    assert (alert.status, alert.acted_by) == ("acknowledged", bob)
-    assert alert.acted_at is not None
+    assert (alert.status, alert.claimed_by) == ("claimed", alice)
+    assert alert.claimed_at is not None
 
 
-def test_looking_into_an_alert_without_htmx_redirects_back(alice_client, alice, person, alert):
+def test_family_may_not_claim_an_alert_and_are_told_why(bob_client, person, alert):
     url = reverse("dashboard:alert_status", args=[person.id, alert.id])
-    response = alice_client.post(url, {"status": "looking_into"})
+    response = bob_client.post(url, {"action": "claim"}, headers=HX)
+    assert response.status_code == 403
+    assert b"have been told" in response.content
+    alert.refresh_from_db()
+    assert (alert.status, alert.claimed_by) == ("open", None)
+
+
+def test_resolving_an_alert_without_htmx_redirects_back(alice_client, alice, person, alert):
+    url = reverse("dashboard:alert_status", args=[person.id, alert.id])
+    response = alice_client.post(url, {"action": "resolve", "outcome": "well"})
     assert response.status_code == 302
     assert response["Location"].endswith(f"/people/{person.id}/#alerts")
     alert.refresh_from_db()
-    assert (alert.status, alert.acted_by) == ("looking_into", alice)
+    assert (alert.status, alert.resolved_by, alert.outcome) == ("resolved", alice, "well")
 
 
 def test_an_unknown_alert_status_is_refused_and_changes_nothing(alice_client, person, alert):
     url = reverse("dashboard:alert_status", args=[person.id, alert.id])
-    response = alice_client.post(url, {"status": "deleted"}, headers=HX)
+    response = alice_client.post(url, {"action": "deleted"}, headers=HX)
     assert response.status_code == 400
     alert.refresh_from_db()
-    assert alert.status == "open" and alert.acted_by is None
+    assert alert.status == "open" and alert.claimed_by is None
 
 
 def test_alert_status_is_get_proof(alice_client, person, alert):

@@ -210,10 +210,11 @@ def test_acting_on_an_alert_keeps_focus_on_it_and_says_so(browser, live_server, 
     settled(page)
     alert = Alert.objects.filter(person=peggy, status="open").order_by("-created_at").first()
     item = f"#alert-{alert.id}"
-    page.locator(f"{item} button:has-text('looking into it')").click()
-    page.wait_for_selector(f"{item} >> text=Someone is looking into it")
+    page.locator(f"{item} button:has-text('dealing with it')").click()
+    page.wait_for_selector(f"{item} >> text=You are dealing with it")
     page.wait_for_function(
-        "document.getElementById('announce').textContent === 'Saved.'", timeout=10_000
+        "document.getElementById('announce').textContent === 'You are dealing with it.'",
+        timeout=10_000,
     )
     assert page.evaluate("document.activeElement.id") == f"alert-{alert.id}"
     assert page.evaluate("window.scrollY") > 0 or page.locator(item).is_visible()

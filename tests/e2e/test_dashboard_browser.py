@@ -113,18 +113,21 @@ def test_on_a_phone_at_night(browser, live_server, alice, peggy, shoot):
     page.close()
 
 
-def test_acknowledge_an_alert(browser, live_server, alice, peggy, shoot):
+def test_claim_then_resolve_an_alert(browser, live_server, alice, peggy, shoot):
     page = log_in(browser, live_server)
     page.click(".card")
-    alerts = page.locator("#alerts")
-    alerts.locator("text=I'm looking into it").click()
-    page.wait_for_selector("#alerts >> text=Someone is looking into it")
-    assert "(Alice," in alerts.inner_text()
-    shoot(page, "alert-looking-into")
-    alerts.locator("button:has-text('Dealt with')").click()
-    page.wait_for_selector("#alerts li.alert-acknowledged")
-    alert = Alert.objects.get(person=peggy, kind=Alert.Kind.ESCALATION)
-    assert (alert.status, alert.acted_by_id) == ("acknowledged", alice.id)
+    alert = Alert.objects.filter(person=peggy, status="open").order_by("created_at").first()
+    item = page.locator(f"#alert-{alert.id}")
+    item.locator('button:has-text("I\'m dealing with it")').click()
+    page.wait_for_selector(f"#alert-{alert.id} >> text=You are dealing with it")
+    shoot(page, "alert-claimed")
+    item = page.locator(f"#alert-{alert.id}")
+    item.locator("input[name=outcome][value=well]").check()
+    item.locator("button:has-text('Resolve')").click()
+    page.wait_for_selector(f"#alert-{alert.id}.alert-resolved")
+    assert "checked and well" in page.locator(f"#alert-{alert.id}").inner_text()
+    alert.refresh_from_db()
+    assert (alert.status, alert.resolved_by_id, alert.outcome) == ("resolved", alice.id, "well")
     assert page.errors == []
     page.close()
 

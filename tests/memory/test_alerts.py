@@ -113,20 +113,80 @@ def test_an_unknown_kind_is_refused():
         alerts.alert_raise(person_id=None, session_id=None, kind="bored", detail={}, dedupe_key="x")
 
 
-def test_acknowledging_records_who_and_when():
+def test_a_claim_then_a_resolution_record_who_when_and_the_outcome():
     session = _session(uuid.uuid4(), NOW, [("Help me", 0.9)])
     alert, _ = alerts.escalation_alert_raise(
         person_id=session.person_id, session_id=session.id, at=NOW
     )
     carer = User.objects.create_user("carer")
+    later = NOW + timedelta(minutes=5)
 
-    acted = alerts.alert_set_status(
-        alert_id=alert.id, status=Alert.Status.ACKNOWLEDGED, user_id=carer.id, at=NOW
+    claimed, what = alerts.alert_claim(alert_id=alert.id, user_id=carer.id, at=NOW)
+    assert (claimed.status, claimed.claimed_by_id, claimed.claimed_at, what) == (
+        "claimed",
+        carer.id,
+        NOW,
+        "claimed",
     )
+    assert alerts.alert_claim(alert_id=alert.id, user_id=carer.id, at=later)[1] == "already"
 
-    assert acted.status == "acknowledged"
-    assert acted.acted_by_id == carer.id
-    assert acted.acted_at == NOW
+    resolved, done = alerts.alert_resolve(
+        alert_id=alert.id, user_id=carer.id, outcome="false_alarm", at=later
+    )
+    assert done and (resolved.status, resolved.resolved_at, resolved.outcome) == (
+        "resolved",
+        later,
+        "false_alarm",
+    )
+    assert resolved.claimed_at == NOW  # the claim stays as it was
+    assert alerts.alert_claim(alert_id=alert.id, user_id=carer.id)[1] == "resolved"
+    assert alerts.alert_resolve(alert_id=alert.id, user_id=carer.id, outcome="well")[1] is False
+
+
+def test_someone_else_claiming_takes_it_over():
+    session = _session(uuid.uuid4(), NOW, [("Help me", 0.9)])
+    alert, _ = alerts.escalation_alert_raise(
+        person_id=session.person_id, session_id=session.id, at=NOW
+    )
+    ann, raj = User.objects.create_user("ann"), User.objects.create_user("raj")
+    alerts.alert_claim(alert_id=alert.id, user_id=ann.id, at=NOW)
+    taken, what = alerts.alert_claim(alert_id=alert.id, user_id=raj.id, at=NOW)
+    assert (what, taken.claimed_by_id) == ("took_over", raj.id)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "note", "field"),
+    [
+        ("", "", "outcome"),
+        ("shrug", "", "outcome"),
+        ("unknown", "", "outcome"),
+        ("other", " ", "note"),
+        ("well", "x" * 501, "note"),
+    ],
+)
+def test_a_resolution_needs_an_outcome_and_other_needs_words(outcome, note, field):
+    session = _session(uuid.uuid4(), NOW, [("Help me", 0.9)])
+    alert, _ = alerts.escalation_alert_raise(
+        person_id=session.person_id, session_id=session.id, at=NOW
+    )
+    carer = User.objects.create_user("carer")
+    with pytest.raises(Invalid) as refused:
+        alerts.alert_resolve(alert_id=alert.id, user_id=carer.id, outcome=outcome, note=note)
+    assert refused.value.field == field
+    assert Alert.objects.get(id=alert.id).status == "open"
+
+
+def test_resolving_an_alert_nobody_claimed_claims_it_too():
+    session = _session(uuid.uuid4(), NOW, [("Help me", 0.9)])
+    alert, _ = alerts.escalation_alert_raise(
+        person_id=session.person_id, session_id=session.id, at=NOW
+    )
+    carer = User.objects.create_user("carer")
+    resolved, _ = alerts.alert_resolve(
+        alert_id=alert.id, user_id=carer.id, outcome="other", note="Her son came", at=NOW
+    )
+    assert (resolved.claimed_by_id, resolved.claimed_at) == (carer.id, NOW)
+    assert Alert.objects.get(id=alert.id).outcome_note == "Her son came"
 
 
 # --- alerts_from_trends: distress -------------------------------------------------------------

@@ -134,11 +134,11 @@ def test_an_urgent_alert_is_delivered_signed_without_the_persons_words(organisat
         assistant_message="I'm getting help.",
         organisation_id=organisation.pk,
     )
-    from dashboard.alerting import delivery
+    from dashboard.alerting import ladder
     from memory.models import Alert
 
     alert = Alert.objects.get(person=person)
-    delivery.alert_deliver(alert_id=alert.id)
+    ladder.alert_deliver(alert_id=alert.id)
     delivery_row = WebhookDelivery.objects.get(webhook=webhook)
     services.delivery_attempt(delivery_id=delivery_row.id)
 
@@ -247,9 +247,9 @@ def test_only_webhooks_of_the_alerts_organisation_and_event_hear(organisation, h
     person = _person(organisation)
     session, _ = conversations.session_resolve(user_id=person.id, organisation_id=organisation.pk)
     alert, _ = escalation_alert_raise(person_id=person.id, session_id=session.id, reason="fall")
-    from dashboard.alerting import delivery
+    from dashboard.alerting import ladder
 
-    delivery.alert_deliver(alert_id=alert.id)
+    ladder.alert_deliver(alert_id=alert.id)
     assert WebhookDelivery.objects.count() == 0
 
 
