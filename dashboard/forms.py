@@ -74,6 +74,8 @@ class MemberAddForm(forms.Form):
 class MemberUpdateForm(forms.Form):
     role = forms.ChoiceField(choices=CareRole.choices)
     can_see_transcripts = forms.BooleanField(required=False)
+    # Family only: the person's named carer at home answers their alerts (outside a care home).
+    named_carer = forms.BooleanField(required=False)
 
 
 MAX_TOPICS = 30

@@ -39,6 +39,9 @@ class CareTeamMembership(models.Model):
     )
     role = models.CharField(max_length=16, choices=CareRole.choices, default=CareRole.FAMILY)
     can_see_transcripts = models.BooleanField(default=False)
+    # A family member who is the person's named carer at home: outside a care home they claim
+    # and resolve the person's alerts (dashboard/alerting/rights.py). Set by a team admin.
+    named_carer = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -80,6 +83,8 @@ class AuditAction(models.TextChoices):
     EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
     REPORT_PDF = "report_pdf", "downloaded the clinician report (PDF)"
     ALERT_STATUS = "alert_status", "changed an alert"
+    # An organisation's admin changed its care setting or who answers its alerts.
+    EDIT_ALERTING = "edit_alerting", "changed who answers alerts"
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
     FORGET_MEMORY = "forget_memory", "forgot a memory"
@@ -201,6 +206,7 @@ from dashboard.alerting.models import (  # noqa: E402, F401
     AlertRouting,
     AlertStep,
     DigestSent,
+    OrganisationAlerting,
 )
 
 # Notes between caregivers on a person (dashboard/notes/models.py), registered with this app.

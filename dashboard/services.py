@@ -65,16 +65,23 @@ def member_add(*, person: Person, user, role: str, can_see_transcripts: bool) ->
 
 
 def member_update(
-    *, membership: CareTeamMembership, role: str, can_see_transcripts: bool
+    *,
+    membership: CareTeamMembership,
+    role: str,
+    can_see_transcripts: bool,
+    named_carer: bool = False,
 ) -> str | None:
-    """Change a member's role or transcript right; the team always keeps one admin."""
+    """Change a member's role, transcript right or (family) whether they are the named carer
+    at home; the team always keeps one admin."""
     with transaction.atomic():
         locked = CareTeamMembership.objects.select_for_update().get(id=membership.id)
         if locked.role == CareRole.ADMIN and role != CareRole.ADMIN and not _other_admins(locked):
             return "The care team needs at least one admin: make someone else admin first."
         locked.role = role
         locked.can_see_transcripts = can_see_transcripts
-        locked.save(update_fields=["role", "can_see_transcripts"])
+        # Only family are a "named carer": staff and admins answer alerts by their role.
+        locked.named_carer = named_carer and role == CareRole.FAMILY
+        locked.save(update_fields=["role", "can_see_transcripts", "named_carer"])
     return None
 
 

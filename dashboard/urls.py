@@ -5,6 +5,7 @@ from django.urls import path
 
 from dashboard import export, home, profile, two_factor, views
 from dashboard.accounts import views as accounts
+from dashboard.alerting import organisation as alerting_organisation
 from dashboard.alerting import views as alerting_views
 from dashboard.notes import views as notes_views
 
@@ -32,6 +33,11 @@ urlpatterns = [
     path("", views.people, name="people"),
     path("home/", home.home, name="home"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
+    path(
+        "organisations/<slug:slug>/alerts/settings/",
+        alerting_organisation.alert_settings,
+        name="organisation_alert_settings",
+    ),
     path(person, views.person, name="person"),
     path(f"{person}emotions/", views.person_emotions, name="person_emotions"),
     path(f"{person}patterns/", views.person_patterns, name="person_patterns"),

@@ -30,6 +30,7 @@ from dashboard.access import (
 )
 from dashboard.alerting import respond, rights
 from dashboard.alerting import views as alerting_views
+from dashboard.alerting.models import CareSetting
 from dashboard.forms import (
     AlertActionForm,
     EraseForm,
@@ -453,9 +454,12 @@ def _logins(access: Access):
 
 def _team_context(access: Access, **extra) -> dict:
     add_form = extra.pop("add_form", None) or MemberAddForm(logins=_logins(access))
+    rules = rights.settings_for(access.person.organisation_id)
     return {
         "members": selectors.team_of(person=access.person),
         "roles": CareRole.choices,
+        "care_home": rules.care_setting == CareSetting.CARE_HOME,
+        "who_acts": rights.who_acts(rules),
         "add_form": add_form,
         "logins": list(add_form.fields["username"].queryset),
         **extra,
@@ -517,6 +521,7 @@ def team_member(request: HttpRequest, person_id: uuid.UUID, membership_id: int) 
             membership=member,
             role=form.cleaned_data["role"],
             can_see_transcripts=form.cleaned_data["can_see_transcripts"],
+            named_carer=form.cleaned_data["named_carer"],
         )
         done = "Saved."
     if error:

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from dashboard import words
 from dashboard.alerting import rights
-from dashboard.alerting.models import AlertNotice, AlertRouting, AlertStep
+from dashboard.alerting.models import AlertNotice, AlertRouting, AlertStep, Receives
 from dashboard.models import CareTeamMembership
 from memory.core.person import CaregiverContext, person_zone
 from memory.models import Alert, Person, Session
@@ -47,7 +47,10 @@ def is_urgent(alert: Alert) -> bool:
 
 
 def default_routing(membership: CareTeamMembership) -> AlertRouting:
-    """Unsaved choice of a member who has not chosen: urgent alerts, by e-mail, no digest."""
+    """Unsaved choice of a member who has not chosen: urgent alerts, by e-mail, no digest;
+    family in a care home hear nothing until they choose to (the staff answer alerts there)."""
+    if rights.family_opt_in(membership):
+        return AlertRouting(membership=membership, receives=Receives.NONE)
     return AlertRouting(membership=membership)
 
 
@@ -89,7 +92,7 @@ def team_members(person: Person):
             person_id=person.id,
             user__organisation_memberships__organisation_id=person.organisation_id,
         )
-        .select_related("user", "routing")
+        .select_related("user", "routing", "person")
         .distinct()
     )
 

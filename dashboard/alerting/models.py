@@ -18,6 +18,41 @@ from memory.core.fields import EncryptedTextField
 from memory.models import Alert
 
 
+class CareSetting(models.TextChoices):
+    """Where an organisation cares for its people: it decides what family may do with alerts."""
+
+    CARE_HOME = "care_home", "A care home"
+    CARE_AT_HOME = "care_at_home", "Care at home (carers who visit)"
+    FAMILY_AT_HOME = "family_at_home", "Family carers at home"
+
+
+def default_acting_roles() -> list[str]:
+    return ["admin", "staff"]
+
+
+class OrganisationAlerting(models.Model):
+    """An organisation's rules for its alerts: its care setting and which care-team roles may
+    claim and resolve them (dashboard/alerting/rights.py). Set by the organisation's admins;
+    an organisation without a row has the defaults (a care home; team admins and care staff)."""
+
+    organisation = models.OneToOneField(
+        "memory.Organisation", on_delete=models.CASCADE, related_name="alerting"
+    )
+    care_setting = models.CharField(
+        max_length=16, choices=CareSetting.choices, default=CareSetting.CARE_HOME
+    )
+    # CareRole values. Family act only outside a care home (and a family member who is the
+    # named carer at home acts whatever this says); admins or staff always remain.
+    acting_roles = models.JSONField(default=default_acting_roles)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "alert_organisation_settings"
+
+    def __str__(self) -> str:
+        return f"{self.organisation_id}: {self.care_setting}"
+
+
 class Receives(models.TextChoices):
     URGENT = "urgent", "Only urgent alerts (falls, pain, calls for help...)"
     ALL = "all", "Every alert"

@@ -241,7 +241,13 @@ def alert_routing(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
             return render(
                 request,
                 "alerting/routing.html",
-                {"form": form, "person": access.person, "name": delivery.first_name(access.person)},
+                {
+                    "form": form,
+                    "person": access.person,
+                    "name": delivery.first_name(access.person),
+                    "opt_in": rights.family_opt_in(access.membership),
+                    "may_act": rights.may_act(access.membership),
+                },
                 status=400,
             )
     context = {
@@ -249,6 +255,8 @@ def alert_routing(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         "saved": saved,
         "person": access.person,
         "name": delivery.first_name(access.person),
+        "opt_in": rights.family_opt_in(access.membership),
+        "may_act": rights.may_act(access.membership),
     }
     return render(request, "alerting/routing.html", context)
 

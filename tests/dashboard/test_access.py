@@ -79,6 +79,8 @@ PUBLIC_OR_OWN = {
     "people",
     "home",  # everyone the login may see; tests/dashboard/test_home.py
     "organisation_audit",
+    # An organisation's alert pages: tests/dashboard/test_alert_rights.py (outsiders, members).
+    "organisation_alert_settings",
     "alert_ack",
     # Accounts: the organisation's invitations (its admins only) and a login's own password;
     # tests/dashboard/test_accounts.py covers outsiders, expiry and single use.

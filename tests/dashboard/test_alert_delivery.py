@@ -30,6 +30,8 @@ def team(alice, bob, person):
     bob.save()
     person.organisation.contact_email = "oncall@care.example"
     person.organisation.save()
+    # A care home (the default): family hear of urgent alerts once they opt in; bob has.
+    AlertRouting.objects.create(membership=bob.care_memberships.get(), receives="urgent")
     return alice, bob
 
 
@@ -68,7 +70,7 @@ def test_routing_none_and_no_email_reach_nobody_with_an_alert_that_can_wait(
 ):
     alice, bob = team
     AlertRouting.objects.create(membership=alice.care_memberships.get(), receives="none")
-    AlertRouting.objects.create(membership=bob.care_memberships.get(), by_email=False)
+    AlertRouting.objects.filter(membership__user=bob).update(by_email=False)
     assert ladder.alert_deliver(alert_id=_distress_alert(person).id) == []
     assert smtp_server.messages == []
 
@@ -78,7 +80,7 @@ def test_an_urgent_alert_nobody_asked_for_still_reaches_someone_who_may_act(
 ):
     alice, bob = team
     AlertRouting.objects.create(membership=alice.care_memberships.get(), receives="none")
-    AlertRouting.objects.create(membership=bob.care_memberships.get(), by_email=False)
+    AlertRouting.objects.filter(membership__user=bob).update(by_email=False)
     ladder.alert_deliver(alert_id=alert.id)
     # Nobody's choice leaves it without an owner: the team's admins hear at once.
     assert smtp_server.recipients == [["alice@care.example"]]
@@ -161,7 +163,6 @@ def test_an_alert_nobody_claims_climbs_to_the_admins_the_contact_then_everyone_a
 ):
     alice, bob = team
     AlertRouting.objects.create(membership=alice.care_memberships.get(), receives="none")
-    AlertRouting.objects.create(membership=bob.care_memberships.get(), receives="urgent")
     start = timezone.now()
     # Only bob (family, who may not act) hears at first: the first rung reaches nobody who
     # may act, so the alert goes on to the team's admins at once.
@@ -528,7 +529,8 @@ def test_a_bad_choice_is_a_400_and_saves_nothing(team, person, bad):
     _, bob = team
     response = client_for(bob).post(f"/people/{person.id}/alerts/mine/", bad)
     assert response.status_code == 400
-    assert not AlertRouting.objects.filter(membership__user=bob).exists()
+    routing = AlertRouting.objects.get(membership__user=bob)  # as the fixture left it
+    assert (routing.receives, routing.hours_start, routing.time_zone) == ("urgent", None, "")
 
 
 def test_outsiders_cannot_see_or_set_anyones_alert_choice(team, person, charlie):
