@@ -24,7 +24,10 @@ class AlertingForm(forms.Form):
         choices=CareSetting.choices,
         widget=forms.RadioSelect,
         label="Where you care for people",
-        error_messages={"required": "Choose your care setting.", "invalid_choice": "Choose your care setting."},
+        error_messages={
+            "required": "Choose your care setting.",
+            "invalid_choice": "Choose your care setting.",
+        },
     )
     acting_roles = forms.MultipleChoiceField(
         choices=CareRole.choices,
