@@ -1,5 +1,9 @@
 """The shift's home view: everyone the caregiver may see, on one page (issue 18 item 6).
 
+It leads with what needs a person (issue 29): every alert not resolved, the longest waiting
+first, with who has it since when, and what was resolved this shift with its outcome
+(dashboard/alerting/shift.py: two more queries).
+
 Who is upset now (the most upset reading of the last UPSET_HOURS hours, in Clara's words:
 a feeling and how upset, never what the person said), their open alerts, and who has not
 talked with Clara today (midnight where the person lives). Sortable by name, last talk, upset
@@ -28,6 +32,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from dashboard import access, params, selectors, words
+from dashboard.alerting import shift
 from dashboard.models import AuditAction, AuditEvent
 from memory.core.person import person_zone
 from memory.models import Alert, DetectedEmotion, Person, Session
@@ -187,6 +192,7 @@ def home(request: HttpRequest) -> HttpResponse:
         return bad.response()
     now = timezone.now()
     rows = shift_rows(user=request.user, now=now, sort=sort)
+    needs = shift.needs_a_person(user=request.user, now=now, people=[row.person for row in rows])
     if request.headers.get("X-Clara-Poll") != "1":
         organisations = {row.person.organisation_id for row in rows}
         AuditEvent.objects.bulk_create(
@@ -199,6 +205,7 @@ def home(request: HttpRequest) -> HttpResponse:
             for organisation_id in sorted(organisations)
         )
     context = {
+        "needs": needs,
         "rows": rows,
         "sort": sort,
         "sorts": SORTS,

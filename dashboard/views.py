@@ -28,7 +28,7 @@ from dashboard.access import (
     get_person_for,
     organisations_of,
 )
-from dashboard.alerting import respond, rights
+from dashboard.alerting import respond, rights, shift
 from dashboard.alerting import views as alerting_views
 from dashboard.alerting.models import CareSetting
 from dashboard.forms import (
@@ -99,7 +99,13 @@ def people(request: HttpRequest) -> HttpResponse:
 
     A login of several organisations sees each one's people under its name.
     """
-    cards = selectors.people_for_user(user=request.user, now=timezone.now())
+    now = timezone.now()
+    cards = selectors.people_for_user(user=request.user, now=now)
+    # What needs a person leads: people with an alert not resolved first (an urgent one, the
+    # longest waiting first); the rest as before, most recently active first.
+    needs = shift.needs_a_person(user=request.user, now=now, people=[card.person for card in cards])
+    lead = shift.lead_order(needs)
+    cards.sort(key=lambda card: lead.get(card.person.id, (True, True, float("inf"))))
     organisations = organisations_of(request.user)
     for member in organisations:  # the organisation's admins see webhook deliveries that failed
         member.failed_webhooks = (
@@ -111,7 +117,12 @@ def people(request: HttpRequest) -> HttpResponse:
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations
     ]
-    context = {"cards": cards, "groups": groups, "several": len(organisations) > 1}
+    context = {
+        "cards": cards,
+        "groups": groups,
+        "several": len(organisations) > 1,
+        "needs": needs,
+    }
     # The list polls itself for alert badges (htmx): then only the list is sent.
     template = "dashboard/people.html" + ("#people-list" if request.htmx else "")
     return render(request, template, context)

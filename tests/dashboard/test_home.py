@@ -151,7 +151,8 @@ def test_a_few_queries_however_many_residents(alice, ward, django_assert_max_num
     _join(alice, make_person("Zed"))  # never talked: the one extra query is already asked
     client = client_for(alice)
     client.get(_home())  # sessions, caches warm
-    with django_assert_max_num_queries(12) as few:
+    # 12 before issue 29; what needs a person (alerts not resolved, resolved this shift) adds 2.
+    with django_assert_max_num_queries(14) as few:
         client.get(_home(), headers=POLL)
     for index in range(12):
         _join(alice, make_person(f"Extra {index}"))

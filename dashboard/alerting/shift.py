@@ -1,0 +1,162 @@
+"""What needs a person now, for the shift view and the people list: every alert not resolved
+about the people a login may see (those nobody has yet first, then those someone has; urgent
+before the rest; the longest waiting first), with how long each has waited and who has it since
+when; and what was resolved this shift (the last SHIFT_HOURS), with its outcome.
+
+Two queries whatever the number of people: the alerts not resolved, and those resolved lately.
+Names of people are read in Python (encrypted); caregivers' names are their logins' names.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.urls import reverse
+
+from dashboard import access, selectors, words
+from memory.core.person import person_zone
+from memory.models import Alert, Person
+
+SHIFT_HOURS = 12
+# Alerts that can wait (more upset than usual, more questions) beyond this many are counted,
+# not listed: urgent ones are always listed.
+OTHERS_SHOWN = 10
+_PEOPLE = (
+    "claimed_by__username",
+    "claimed_by__first_name",
+    "claimed_by__last_name",
+    "resolved_by__username",
+    "resolved_by__first_name",
+    "resolved_by__last_name",
+)
+
+
+@dataclass
+class ShiftAlert:
+    id: int
+    person: Person | None
+    person_name: str
+    headline: str
+    urgent: bool
+    status: str
+    created: datetime
+    zone: ZoneInfo
+    claimed_by: str = ""
+    claimed_at: datetime | None = None
+    resolved_by: str = ""
+    resolved_at: datetime | None = None
+    outcome: str = ""
+    url: str = ""
+
+    @property
+    def waiting(self) -> bool:
+        """Nobody has it yet."""
+        return self.status == Alert.Status.OPEN
+
+
+@dataclass
+class NeedsAPerson:
+    waiting: list[ShiftAlert]
+    resolved: list[ShiftAlert]
+    more: int  # alerts that can wait, not listed
+    every_open: list[ShiftAlert]  # listed or not (people lists lead with them)
+    shift_hours: int = SHIFT_HOURS
+
+    @property
+    def nobody_has(self) -> int:
+        return sum(a.waiting for a in self.waiting)
+
+    @property
+    def total(self) -> int:
+        return len(self.waiting) + self.more
+
+
+def _name(row: dict, who: str) -> str:
+    full = f"{row[f'{who}__first_name'] or ''} {row[f'{who}__last_name'] or ''}".strip()
+    return full or row[f"{who}__username"] or ""
+
+
+def _row(row: dict, people: dict[uuid.UUID, Person]) -> ShiftAlert:
+    person = people.get(row["person_id"])
+    zone = person_zone(person) if person else ZoneInfo("UTC")
+    url = ""
+    if person is not None:
+        url = reverse("dashboard:person", args=[person.id]) + f"#alert-{row['id']}"
+    return ShiftAlert(
+        id=row["id"],
+        person=person,
+        person_name=selectors.person_name(person) if person else "Someone not yet known",
+        headline=words.alert_headline(row["kind"], row["detail"]),
+        urgent=row["kind"] == Alert.Kind.ESCALATION,
+        status=row["status"],
+        created=row["created_at"],
+        zone=zone,
+        claimed_by=_name(row, "claimed_by") if row["claimed_at"] else "",
+        claimed_at=row["claimed_at"],
+        resolved_by=_name(row, "resolved_by") if row["resolved_at"] else "",
+        resolved_at=row["resolved_at"],
+        outcome=words.outcome_words(row["outcome"], row["outcome_note"]) if row["outcome"] else "",
+        url=url,
+    )
+
+
+def needs_a_person(*, user, now: datetime, people: list[Person] | None = None) -> NeedsAPerson:
+    """The alerts about the login's people that are not resolved, and those resolved this
+    shift. `people`: the login's people when the caller has read them already (one query less)."""
+    if people is None:
+        people = [m.person for m in access.care_memberships(user).select_related("person")]
+    people = {person.id: person for person in people}
+    fields = (
+        "id",
+        "person_id",
+        "kind",
+        "detail",
+        "status",
+        "created_at",
+        "claimed_at",
+        "resolved_at",
+        "outcome",
+        "outcome_note",
+        *_PEOPLE,
+    )
+    open_rows = [
+        _row(row, people)
+        for row in Alert.objects.filter(
+            person_id__in=list(people), status__in=selectors.NOT_ACKNOWLEDGED
+        ).values(*fields)  # idx_alerts_person_created
+    ]
+    # Nobody has it before someone has it; urgent before what can wait; the longest waiting first.
+    open_rows.sort(key=lambda a: (not a.urgent, not a.waiting, a.created, a.id))
+    urgent = [a for a in open_rows if a.urgent]
+    others = [a for a in open_rows if not a.urgent]
+    resolved = sorted(
+        (
+            _row(row, people)
+            for row in Alert.objects.filter(
+                person_id__in=list(people),
+                status=Alert.Status.RESOLVED,
+                resolved_at__gte=now - timedelta(hours=SHIFT_HOURS),
+            ).values(*fields)  # idx_alerts_person_resolved
+        ),
+        key=lambda a: a.resolved_at,
+        reverse=True,
+    )
+    return NeedsAPerson(
+        waiting=urgent + others[:OTHERS_SHOWN],
+        resolved=resolved,
+        more=max(len(others) - OTHERS_SHOWN, 0),
+        every_open=open_rows,
+    )
+
+
+def lead_order(needs: NeedsAPerson) -> dict[uuid.UUID, tuple]:
+    """Where each person with an alert not resolved goes in a list that leads with them, in the
+    order of the alerts themselves (urgent first, nobody-has-it first, the longest waiting
+    first). People without one are not in it."""
+    order: dict[uuid.UUID, tuple] = {}
+    for alert in needs.every_open:
+        if alert.person is not None:
+            key = (not alert.urgent, not alert.waiting, alert.created.timestamp())
+            order[alert.person.id] = min(order.get(alert.person.id, key), key)
+    return order
