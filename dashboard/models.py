@@ -85,6 +85,10 @@ class AuditAction(models.TextChoices):
     ALERT_STATUS = "alert_status", "changed an alert"
     # An organisation's admin changed its care setting or who answers its alerts.
     EDIT_ALERTING = "edit_alerting", "changed who answers alerts"
+    # The organisation's alerts with no person yet (an anonymous session's), and saying whom
+    # one was about (the object is the alert's id; the person is the one it was attached to).
+    VIEW_ORG_ALERTS = "view_org_alerts", "read the organisation's alerts"
+    ALERT_ATTACH = "alert_attach", "said whom an alert was about"
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
     FORGET_MEMORY = "forget_memory", "forgot a memory"
@@ -206,6 +210,7 @@ from dashboard.alerting.models import (  # noqa: E402, F401
     AlertRouting,
     AlertStep,
     DigestSent,
+    OnCall,
     OrganisationAlerting,
 )
 

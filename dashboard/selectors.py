@@ -204,6 +204,21 @@ def people_for_user(*, user, now: datetime) -> list[PersonCard]:
     ]
 
 
+def people_without_a_team(*, organisation_id: uuid.UUID) -> list[Person]:
+    """The organisation's people nobody of it looks after yet (a person the bot made, say),
+    newest first: for its admins, who invite someone to care for them."""
+    cared_for = CareTeamMembership.objects.filter(
+        person__organisation_id=organisation_id,
+        user__organisation_memberships__organisation_id=organisation_id,
+    ).values("person_id")
+    return list(
+        Person.objects.filter(organisation_id=organisation_id)
+        .exclude(status=Person.Status.ARCHIVED)
+        .exclude(id__in=cared_for)
+        .order_by("-created_at")[:50]
+    )
+
+
 def person_card(*, person: Person, membership: CareTeamMembership, now: datetime) -> PersonCard:
     """The header of the person page: name, last active, today's mood, alerts needing a look."""
     open_alerts = Alert.objects.filter(person_id=person.id, status__in=NOT_ACKNOWLEDGED).count()

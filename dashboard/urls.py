@@ -34,9 +34,24 @@ urlpatterns = [
     path("home/", home.home, name="home"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
     path(
+        "organisations/<slug:slug>/alerts/",
+        alerting_organisation.organisation_alerts,
+        name="organisation_alerts",
+    ),
+    path(
+        "organisations/<slug:slug>/alerts/<int:alert_id>/",
+        alerting_organisation.organisation_alert_act,
+        name="organisation_alert_act",
+    ),
+    path(
         "organisations/<slug:slug>/alerts/settings/",
         alerting_organisation.alert_settings,
         name="organisation_alert_settings",
+    ),
+    path(
+        "organisations/<slug:slug>/alerts/on-call/",
+        alerting_organisation.on_call_edit,
+        name="organisation_on_call",
     ),
     path(person, views.person, name="person"),
     path(f"{person}emotions/", views.person_emotions, name="person_emotions"),

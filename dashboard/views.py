@@ -113,6 +113,14 @@ def people(request: HttpRequest) -> HttpResponse:
             if member.is_admin
             else []
         )
+        # ...and the people the bot made whom nobody looks after yet; its staff, its alerts
+        # with no person yet.
+        member.new_people = (
+            selectors.people_without_a_team(organisation_id=member.organisation_id)
+            if member.is_admin
+            else []
+        )
+        member.staff = rights.organisation_staff(request.user, member.organisation_id)
     groups = [
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations

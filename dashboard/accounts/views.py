@@ -25,6 +25,13 @@ from dashboard.accounts.reset_limits import LimitedPasswordResetView
 from memory.models import Person
 
 
+def _uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
 def _people(organisation):
     return Person.objects.filter(organisation=organisation).order_by("created_at")
 
@@ -35,7 +42,13 @@ def invitations(request: HttpRequest, slug: str) -> HttpResponse:
     """The organisation's invitations and a form to send one (its admins only)."""
     org = get_organisation_for(request.user, slug, need=Need.ADMIN)
     people = _people(org.organisation)
-    form = InvitationForm(request.POST or None, people=people)
+    # "Invite someone to look after them" (a person with no care team yet, on the people list):
+    # that person chosen, as their team admin. An id not of this organisation chooses no one.
+    initial = {}
+    chosen = people.filter(id=_uuid(request.GET.get("person"))).first()
+    if chosen is not None:
+        initial = {"person": chosen, "role": "admin"}
+    form = InvitationForm(request.POST or None, people=people, initial=initial)
     status = 200
     if request.method == "POST":
         if form.is_valid():

@@ -29,7 +29,7 @@ from dashboard.alerting import rights
 from dashboard.alerting.models import AlertNotice, AlertRouting, AlertStep, Receives
 from dashboard.models import CareTeamMembership
 from memory.core.person import CaregiverContext, person_zone
-from memory.models import Alert, Person, Session
+from memory.models import Alert, Person
 from memory.webhooks import services as webhooks
 
 logger = logging.getLogger(__name__)
@@ -125,15 +125,7 @@ def _webhook_data(alert: Alert, *, level: int | None = None) -> dict:
 
 def organisation_id_of(alert: Alert) -> uuid.UUID | None:
     """The alert's organisation: its person's, or (no person yet) its session's."""
-    if alert.person_id:
-        return alert.person.organisation_id
-    if alert.session_id:
-        return (
-            Session.objects.filter(id=alert.session_id)
-            .values_list("organisation_id", flat=True)
-            .first()
-        )
-    return None
+    return rights.organisation_of(alert)
 
 
 def emit(alert: Alert, event: str, key: str, *, level: int | None = None, at=None) -> None:
@@ -296,12 +288,7 @@ def notice_email(notice: AlertNotice, *, now: datetime | None = None) -> Email |
         "claimer": words.caregiver_name(claimer) if claimer else "",
         "claimed_at": alert.claimed_at,
         "when": alert.created_at.astimezone(person_zone(person) if person else ZoneInfo("UTC")),
-        "alerts_url": settings.CLARA_SITE_URL
-        + (
-            reverse("dashboard:person", args=[person.id]) + "#alerts"
-            if person
-            else reverse("dashboard:people")
-        ),
+        "alerts_url": settings.CLARA_SITE_URL + alerts_path(alert),
         "ack_url": settings.CLARA_SITE_URL
         + reverse("dashboard:alert_ack", args=[ack_token(notice)]),
         "told": told_names(alert, besides=notice),
@@ -322,6 +309,20 @@ def notice_email(notice: AlertNotice, *, now: datetime | None = None) -> Email |
         text=render_to_string("alerting/alert_email.txt", context),
         html=render_to_string("alerting/alert_email.html", context),
     )
+
+
+def alerts_path(alert: Alert) -> str:
+    """Where the alert is on the dashboard: its person's page, else its organisation's alerts."""
+    if alert.person_id:
+        return reverse("dashboard:person", args=[alert.person_id]) + "#alerts"
+    from memory.models import Organisation
+
+    slug = (
+        Organisation.objects.filter(id=organisation_id_of(alert))
+        .values_list("slug", flat=True)
+        .first()
+    )
+    return reverse("dashboard:organisation_alerts", args=[slug]) + f"#alert-{alert.id}"
 
 
 def _recipient_name(notice: AlertNotice) -> str:

@@ -6,11 +6,13 @@
                    ──(CLARA_ALERT_ESCALATE_MINUTES)──▶ the next rung, and on, until resolved
 
 The rungs of a person's alert: 0 the care team (as each member chose to hear), 1 the team's
-admins, 2 the organisation's contact. Past the last rung everyone who may act, and the
-contact, are told again. A rung that reaches nobody allowed to act (only family who may not
-act, no admin with an e-mail, no contact set) is passed at once, so an alert never waits on
-people who cannot take it. Only urgent alerts climb; the others go to those who asked for them,
-in their hours.
+admins, 2 the organisation's on-call list (those whose hours hold now), 3 the organisation's
+contact. An alert with no person (a session the bot opened without one) has no team: 0 the
+on-call list, 1 the contact. Past the last rung everyone who may act (the organisation's admins
+too), and the contact, are told again. A rung that reaches nobody allowed to act (only family
+who may not act, no admin with an e-mail, nobody on call now, no contact set) is passed at
+once, so an alert never waits on people who cannot take it. Only urgent alerts climb; the others
+go to those who asked for them, in their hours.
 """
 
 from dataclasses import dataclass, field
@@ -91,19 +93,38 @@ def _contact_rung(alert: Alert) -> Rung:
     return Rung(label=delivery.CONTACT, contact=has, empty="no organisation contact set")
 
 
-def rungs(alert: Alert) -> list[Rung]:
+def _on_call_rung(alert: Alert, *, now: datetime) -> Rung:
+    organisation_id = delivery.organisation_id_of(alert)
+    users = [u for u in rights.on_call_now(organisation_id, now=now) if u.email]
+    return Rung(label="the on-call list", users=users, empty="nobody on call now")
+
+
+def first_rung(alert: Alert, *, now: datetime) -> tuple[Rung, dict[int, datetime]]:
+    """Rung 0: the care team as each member chose; with no person, the on-call list."""
+    if alert.person_id is None:
+        return _on_call_rung(alert, now=now), {}
+    return _team_rung(alert, now=now)
+
+
+def rungs(alert: Alert, *, now: datetime | None = None) -> list[Rung]:
     """The rungs after the first, in order."""
-    return [_admins_rung(alert), _contact_rung(alert)]
+    now = now or timezone.now()
+    if alert.person_id is None:
+        return [_contact_rung(alert)]
+    return [_admins_rung(alert), _on_call_rung(alert, now=now), _contact_rung(alert)]
 
 
-def rung_at(alert: Alert, level: int) -> Rung:
-    """The rung of this level (past the last: everyone who may act, and the contact, again)."""
-    ladder = rungs(alert)
+def rung_at(alert: Alert, level: int, *, now: datetime | None = None) -> Rung:
+    """The rung of this level (past the last: everyone who may act, the organisation's admins
+    and the contact, again)."""
+    now = now or timezone.now()
+    ladder = rungs(alert, now=now)
     if level - 1 < len(ladder):
         return ladder[level - 1]
     everyone = Rung(label="everyone again", empty="nobody to tell")
-    team, _ = _team_rung(alert, now=timezone.now())
-    for rung in [team, *ladder]:
+    first, _ = first_rung(alert, now=now)
+    admins = [u for u in rights.organisation_admins(delivery.organisation_id_of(alert)) if u.email]
+    for rung in [first, *ladder, Rung(label="", users=admins)]:
         everyone.contact = everyone.contact or rung.contact
         for user in rung.users:
             if user not in everyone.users and rights.may_act_on(alert, user):
@@ -112,7 +133,7 @@ def rung_at(alert: Alert, level: int) -> Rung:
 
 
 def last_level(alert: Alert) -> int:
-    return len(rungs(alert))
+    return 1 if alert.person_id is None else 3
 
 
 def _reaches_someone_who_acts(alert: Alert, rung: Rung) -> bool:
@@ -150,7 +171,9 @@ def alert_deliver(*, alert_id: int, now: datetime | None = None) -> list[AlertNo
     only those not sent yet. Returns the notices sent now.
     """
     now = now or timezone.now()
-    alert = Alert.objects.select_related("person__organisation").filter(id=alert_id).first()
+    alert = (
+        Alert.objects.select_related("person__organisation", "session").filter(id=alert_id).first()
+    )
     if alert is None or alert.created_at < now - delivery.STALE_AFTER:
         # A moment long past (a replayed backlog, the demo's weeks of history) is recorded on
         # the dashboard, not paged to anyone.
@@ -158,9 +181,9 @@ def alert_deliver(*, alert_id: int, now: datetime | None = None) -> list[AlertNo
     climb = False
     with transaction.atomic():
         delivery.emit(alert, WebhookEvent.ALERT_RAISED, "raised", at=now)
-        if alert.person_id is None:
-            return []  # an anonymous session's alert: nobody's team yet; webhooks only
-        first, due = _team_rung(alert, now=now)
+        if delivery.organisation_id_of(alert) is None:
+            return []  # no session and no person: nobody's to tell (never raised so)
+        first, due = first_rung(alert, now=now)
         _tell(alert, first, level=LEVEL_TEAM, now=now, due=due)
         if is_urgent(alert) and alert.status == Alert.Status.OPEN:
             _, created = AlertEscalation.objects.get_or_create(
@@ -185,7 +208,7 @@ def _climb(state: AlertEscalation, alert: Alert, *, now: datetime) -> int:
     level, top = state.level, last_level(alert)
     while True:
         level += 1
-        rung = rung_at(alert, level)
+        rung = rung_at(alert, level, now=now)
         _tell(alert, rung, level=level, now=now)
         delivery.step(alert, AlertStep.Kind.ESCALATED, who=_who(rung), level=level, at=now)
         delivery.emit(
@@ -215,7 +238,7 @@ def alert_escalate(*, alert_id: int, now: datetime | None = None) -> str | None:
         if state is None:
             return None
         alert = state.alert
-        if alert.status == Alert.Status.RESOLVED or alert.person_id is None:
+        if alert.status == Alert.Status.RESOLVED:
             state.next_at = None
             state.save(update_fields=["next_at"])
             return None

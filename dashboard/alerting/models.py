@@ -44,6 +44,8 @@ class OrganisationAlerting(models.Model):
     # CareRole values. Family act only outside a care home (and a family member who is the
     # named carer at home acts whatever this says); admins or staff always remain.
     acting_roles = models.JSONField(default=default_acting_roles)
+    # IANA zone of the on-call list's hours.
+    time_zone = models.CharField(max_length=64, default="UTC")
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -51,6 +53,32 @@ class OrganisationAlerting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organisation_id}: {self.care_setting}"
+
+
+class OnCall(models.Model):
+    """One login on the organisation's on-call list, and their hours: who an urgent alert with
+    no care team to tell goes to (a session with no person yet), and a rung of every alert's
+    ladder. The organisation's contact comes last, after them (dashboard/alerting/ladder.py)."""
+
+    organisation = models.ForeignKey(
+        "memory.Organisation", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Local times in the organisation's on-call zone; both null: at any hour. An end before
+    # the start runs past midnight (a night shift, 20:00-08:00).
+    hours_start = models.TimeField(null=True, blank=True)
+    hours_end = models.TimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "alert_on_call"
+        constraints = [
+            # One entry per login and organisation; also "the organisation's on-call list".
+            models.UniqueConstraint(fields=["organisation", "user"], name="uniq_on_call_org_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} on call for {self.organisation_id}"
 
 
 class Receives(models.TextChoices):

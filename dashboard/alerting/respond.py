@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard import words
+from dashboard import selectors, words
 from dashboard.alerting import delivery, ladder, rights
 from dashboard.alerting.models import AlertNotice, AlertStep
 from memory.insights import alerts
@@ -66,6 +66,26 @@ def alert_resolve_by(
                 updated, WebhookEvent.ALERT_ACKNOWLEDGED, f"resolved:{now.isoformat()}", at=now
             )
     return done
+
+
+def alert_attach_by(*, alert: Alert, user, person, now: datetime | None = None) -> Alert:
+    """An alert with no person is about `person` after all: someone of the organisation's staff
+    says so; it goes on the timeline (the person's name, encrypted). From now on it is the
+    person's alert, on their page, and their team hears of what comes next."""
+    now = now or timezone.now()
+    if not rights.organisation_staff(user, rights.organisation_of(alert)):
+        raise NotAllowed
+    with transaction.atomic():
+        updated = alerts.alert_attach(alert_id=alert.id, person_id=person.id)
+        delivery.step(
+            updated,
+            AlertStep.Kind.ATTACHED,
+            user=user,
+            note=selectors.person_name(person),
+            via="dashboard",
+            at=now,
+        )
+    return updated
 
 
 def link_is_for(notice: AlertNotice, user) -> bool:

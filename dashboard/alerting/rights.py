@@ -11,13 +11,19 @@ follows from the role a team admin gave them and the rules their organisation's 
   see who is dealing with them.
 - Outside a care home (care at home, family carers at home), a family member whom a team admin
   marked as the person's named carer acts; family act too where the organisation lets them.
+- The organisation's duty people (its admins and its on-call list) act on any of its alerts,
+  so an alert about someone with no care team yet still has an owner; an alert with no person
+  at all (an anonymous session's) is answered by them and by its care staff and team admins
+  (a role the organisation lets act, in any of its care teams): its "staff".
 """
 
 import uuid
+from datetime import datetime, time
+from zoneinfo import ZoneInfo
 
-from dashboard.alerting.models import CareSetting, OrganisationAlerting
+from dashboard.alerting.models import CareSetting, OnCall, OrganisationAlerting
 from dashboard.models import CareRole, CareTeamMembership
-from memory.models import Alert
+from memory.models import Alert, OrganisationMembership, Session
 
 DEFAULT_ACTING_ROLES = (CareRole.ADMIN, CareRole.STAFF)
 ROLE_WORDS = {
@@ -80,9 +86,105 @@ def membership_of(user, alert: Alert) -> CareTeamMembership | None:
     )
 
 
+def organisation_of(alert: Alert) -> uuid.UUID | None:
+    """The alert's organisation: its person's, or (no person yet) its session's."""
+    if alert.person_id:
+        return alert.person.organisation_id
+    if alert.session_id:
+        return (
+            Session.objects.filter(id=alert.session_id)
+            .values_list("organisation_id", flat=True)
+            .first()
+        )
+    return None
+
+
+def on_duty(user, organisation_id: uuid.UUID | None) -> bool:
+    """The organisation's admin, or on its on-call list (whatever the hour)."""
+    if organisation_id is None or user is None or not user.is_authenticated:
+        return False
+    return (
+        OrganisationMembership.objects.filter(
+            user_id=user.pk, organisation_id=organisation_id, is_admin=True
+        ).exists()
+        or OnCall.objects.filter(
+            user_id=user.pk,
+            organisation_id=organisation_id,
+            user__organisation_memberships__organisation_id=organisation_id,
+        ).exists()
+    )
+
+
+def organisation_staff(user, organisation_id: uuid.UUID | None) -> bool:
+    """Who answers (and sees) the organisation's alerts that have no person: its duty people,
+    and logins in a role it lets act in any of its care teams (never family)."""
+    if organisation_id is None or user is None or not user.is_authenticated:
+        return False
+    if not OrganisationMembership.objects.filter(
+        user_id=user.pk, organisation_id=organisation_id
+    ).exists():
+        return False
+    if on_duty(user, organisation_id):
+        return True
+    roles = [r for r in settings_for(organisation_id).acting_roles if r != CareRole.FAMILY]
+    return CareTeamMembership.objects.filter(
+        user_id=user.pk, person__organisation_id=organisation_id, role__in=roles
+    ).exists()
+
+
 def may_act_on(alert: Alert, user) -> bool:
     """Whether `user` may claim and resolve this alert."""
-    return may_act(membership_of(user, alert))
+    if alert.person_id is None:
+        return organisation_staff(user, organisation_of(alert))
+    membership = membership_of(user, alert)
+    if membership is not None:
+        return may_act(membership)
+    return on_duty(user, alert.person.organisation_id)
+
+
+def may_see(alert: Alert, user) -> bool:
+    """Whether `user` may see this alert now: the person's care team or the organisation's duty
+    people; with no person, the organisation's staff."""
+    if alert.person_id is None:
+        return organisation_staff(user, organisation_of(alert))
+    return membership_of(user, alert) is not None or on_duty(user, alert.person.organisation_id)
+
+
+def _within(now_local: time, start: time | None, end: time | None) -> bool:
+    if start is None or end is None or start == end:
+        return True
+    return start <= now_local < end if start < end else (now_local >= start or now_local < end)
+
+
+def on_call_now(organisation_id: uuid.UUID, *, now: datetime) -> list:
+    """The logins on the organisation's on-call list whose hours hold `now` (its zone), in the
+    order they were put on it; only logins still in the organisation."""
+    rules = settings_for(organisation_id)
+    try:
+        zone = ZoneInfo(rules.time_zone or "UTC")
+    except (KeyError, ValueError):
+        zone = ZoneInfo("UTC")
+    local = now.astimezone(zone).time()
+    entries = (
+        OnCall.objects.filter(
+            organisation_id=organisation_id,
+            user__organisation_memberships__organisation_id=organisation_id,
+        )
+        .select_related("user")
+        .order_by("created_at", "id")
+    )
+    return [e.user for e in entries if _within(local, e.hours_start, e.hours_end)]
+
+
+def organisation_admins(organisation_id: uuid.UUID) -> list:
+    return [
+        m.user
+        for m in OrganisationMembership.objects.filter(
+            organisation_id=organisation_id, is_admin=True
+        )
+        .select_related("user")
+        .order_by("created_at", "id")
+    ]
 
 
 def who_acts(rules: OrganisationAlerting) -> str:

@@ -1,7 +1,8 @@
 """What needs a person now, for the shift view and the people list: every alert not resolved
-about the people a login may see (those nobody has yet first, then those someone has; urgent
-before the rest; the longest waiting first), with how long each has waited and who has it since
-when; and what was resolved this shift (the last SHIFT_HOURS), with its outcome.
+about the people a login may see, and, for an organisation's staff and admins, its alerts that
+have no person yet (an anonymous session's); those nobody has yet first, then those someone has;
+urgent before the rest; the longest waiting first; with how long each has waited and who has it
+since when. Then what was resolved this shift (the last SHIFT_HOURS), with its outcome.
 
 Two queries whatever the number of people: the alerts not resolved, and those resolved lately.
 Names of people are read in Python (encrypted); caregivers' names are their logins' names.
@@ -12,11 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db.models import F, Q
 from django.urls import reverse
 
 from dashboard import access, selectors, words
+from dashboard.alerting.models import OnCall
+from dashboard.models import CareRole
 from memory.core.person import person_zone
-from memory.models import Alert, Person
+from memory.models import Alert, OrganisationMembership, Person
 
 SHIFT_HOURS = 12
 # Alerts that can wait (more upset than usual, more questions) beyond this many are counted,
@@ -80,9 +84,13 @@ def _name(row: dict, who: str) -> str:
 def _row(row: dict, people: dict[uuid.UUID, Person]) -> ShiftAlert:
     person = people.get(row["person_id"])
     zone = person_zone(person) if person else ZoneInfo("UTC")
-    url = ""
     if person is not None:
         url = reverse("dashboard:person", args=[person.id]) + f"#alert-{row['id']}"
+    else:
+        url = (
+            reverse("dashboard:organisation_alerts", args=[row["session__organisation__slug"]])
+            + f"#alert-{row['id']}"
+        )
     return ShiftAlert(
         id=row["id"],
         person=person,
@@ -98,6 +106,21 @@ def _row(row: dict, people: dict[uuid.UUID, Person]) -> ShiftAlert:
         resolved_at=row["resolved_at"],
         outcome=words.outcome_words(row["outcome"], row["outcome_note"]) if row["outcome"] else "",
         url=url,
+    )
+
+
+def _no_person_yet(user) -> Q:
+    """The alerts with no person of the organisations whose staff the login is (its admins, its
+    on-call list, its care staff and team admins: rights.organisation_staff), as one filter."""
+    admin_of = OrganisationMembership.objects.filter(user_id=user.pk, is_admin=True)
+    on_call_for = OnCall.objects.filter(
+        user_id=user.pk, user__organisation_memberships__organisation_id=F("organisation_id")
+    )
+    staff_of = access.care_memberships(user).filter(role__in=[CareRole.ADMIN, CareRole.STAFF])
+    return Q(person__isnull=True) & (
+        Q(session__organisation_id__in=admin_of.values("organisation_id"))
+        | Q(session__organisation_id__in=on_call_for.values("organisation_id"))
+        | Q(session__organisation_id__in=staff_of.values("person__organisation_id"))
     )
 
 
@@ -118,13 +141,15 @@ def needs_a_person(*, user, now: datetime, people: list[Person] | None = None) -
         "resolved_at",
         "outcome",
         "outcome_note",
+        "session__organisation__slug",
         *_PEOPLE,
     )
+    mine = Q(person_id__in=list(people)) | _no_person_yet(user)
     open_rows = [
         _row(row, people)
-        for row in Alert.objects.filter(
-            person_id__in=list(people), status__in=selectors.NOT_ACKNOWLEDGED
-        ).values(*fields)  # idx_alerts_person_created
+        for row in Alert.objects.filter(mine, status__in=selectors.NOT_ACKNOWLEDGED).values(
+            *fields
+        )  # idx_alerts_person_created; the alerts with no person are few
     ]
     # Nobody has it before someone has it; urgent before what can wait; the longest waiting first.
     open_rows.sort(key=lambda a: (not a.urgent, not a.waiting, a.created, a.id))
@@ -134,7 +159,7 @@ def needs_a_person(*, user, now: datetime, people: list[Person] | None = None) -
         (
             _row(row, people)
             for row in Alert.objects.filter(
-                person_id__in=list(people),
+                mine,
                 status=Alert.Status.RESOLVED,
                 resolved_at__gte=now - timedelta(hours=SHIFT_HOURS),
             ).values(*fields)  # idx_alerts_person_resolved

@@ -86,6 +86,7 @@ def _ack_page(request, notice, *, status: int = 200, **extra) -> HttpResponse:
     context = {
         "alert": alert,
         "person": person if membership is not None else None,
+        "org_alerts_url": delivery.alerts_path(alert) if person is None else "",
         "name": delivery.first_name(person),
         "headline": words.alert_headline(alert.kind, alert.detail),
         "when": alert.created_at.astimezone(zone),
@@ -125,8 +126,8 @@ def alert_ack(request: HttpRequest, token: str) -> HttpResponse:
         raise Http404("No such alert.")
     action = AuditAction.ALERT_STATUS if request.method == "POST" else AuditAction.VIEW_ALERTS
     mine = respond.link_is_for(notice, request.user)
-    # A member taken off the care team since the e-mail went loses the alert with the person.
-    if mine and notice.user_id is not None and rights.membership_of(request.user, alert) is None:
+    # A member taken off the care team (or the on-call list) since the e-mail went loses it.
+    if mine and notice.user_id is not None and not rights.may_see(alert, request.user):
         raise Http404("No such alert.")
     audit_record(
         user=request.user,

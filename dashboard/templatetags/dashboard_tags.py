@@ -43,6 +43,14 @@ def when(value):
 
 
 @register.filter
+def person_label(person) -> str:
+    """{{ person|person_label }}: the name caregivers use (dashboard.selectors.person_name)."""
+    from dashboard import selectors
+
+    return selectors.person_name(person)
+
+
+@register.filter
 def age(value):
     """{{ alert.created|age }}: how long ago, short ('4 min', '1 h 20 min', '2 days')."""
     if not value:

@@ -13,7 +13,7 @@ from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
 from memory.conversations.models import Person, Session
-from memory.core.errors import Invalid, NotFound
+from memory.core.errors import Conflict, Invalid, NotFound
 from memory.insights import signals, trends
 from memory.insights.models import Alert
 
@@ -175,6 +175,31 @@ def alert_resolve(
             ]
         )
     return alert, True
+
+
+def alert_attach(*, alert_id: int, person_id: uuid.UUID) -> Alert:
+    """An alert raised with no person (an anonymous session's) is about this person, of the
+    session's organisation: a caregiver says so. Whether they may is the caller's rule."""
+    with transaction.atomic():
+        alert = (
+            Alert.objects.select_for_update(of=("self",))
+            .select_related("session")
+            .filter(id=alert_id)
+            .first()
+        )
+        if alert is None or alert.session_id is None:
+            raise NotFound("No alert with this id.", field="alert_id")
+        if alert.person_id is not None:
+            raise Conflict("This alert is already about someone.", field="alert_id")
+        person = Person.objects.filter(
+            id=person_id, organisation_id=alert.session.organisation_id
+        ).first()
+        if person is None:
+            # Another organisation's person answers as an unknown one.
+            raise NotFound("No person with this id.", field="person_id")
+        alert.person_id = person.id
+        alert.save(update_fields=["person"])
+    return alert
 
 
 def _distress_alerts(*, person: Person, now: datetime) -> list[Alert]:

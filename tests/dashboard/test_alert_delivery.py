@@ -184,11 +184,13 @@ def test_an_alert_nobody_claims_climbs_to_the_admins_the_contact_then_everyone_a
         ("sent", "Bob Jones", 0),
         ("escalated", "the team's admins: Alice Smith", 1),
         ("sent", "Alice Smith", 1),
-        ("escalated", "the organisation's contact", 2),
-        ("sent", "the organisation's contact", 2),
-        ("escalated", "everyone again: Alice Smith, the organisation's contact", 3),
-        ("sent", "Alice Smith", 3),
+        # Nobody is on the organisation's on-call list: that rung is passed at once.
+        ("escalated", "nobody on call now", 2),
+        ("escalated", "the organisation's contact", 3),
         ("sent", "the organisation's contact", 3),
+        ("escalated", "everyone again: Alice Smith, the organisation's contact", 4),
+        ("sent", "Alice Smith", 4),
+        ("sent", "the organisation's contact", 4),
     ]
 
 

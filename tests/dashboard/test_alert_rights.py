@@ -136,7 +136,11 @@ def test_the_organisations_admin_sets_its_care_setting_and_who_acts_audited(team
     assert client.get(_settings_url(person)).status_code == 200
     response = client.post(
         _settings_url(person),
-        {"care_setting": "family_at_home", "acting_roles": ["admin", "staff", "family"]},
+        {
+            "care_setting": "family_at_home",
+            "acting_roles": ["admin", "staff", "family"],
+            "time_zone": "Europe/London",
+        },
     )
     assert response.status_code == 302
     rules = rights.settings_for(person.organisation_id)
@@ -157,6 +161,8 @@ def test_the_organisations_admin_sets_its_care_setting_and_who_acts_audited(team
         {"care_setting": "care_home"},
         {"care_setting": "moon_base", "acting_roles": ["admin"]},
         {"care_setting": "care_home", "acting_roles": ["owner"]},
+        {"care_setting": "care_home", "acting_roles": ["admin"], "time_zone": "Mars/Base"},
+        {"care_setting": "care_home", "acting_roles": ["admin"], "time_zone": ""},
     ],
 )
 def test_a_setting_that_would_leave_alerts_without_an_owner_is_a_400(person, orgadmin, data):

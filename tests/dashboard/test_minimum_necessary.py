@@ -72,6 +72,12 @@ PAGES = {
         reverse("dashboard:invitations", args=[o["person"].organisation.slug])
     ],
     "erase": lambda o: [_p("erase", o)],
+    "organisation_alerts": lambda o: [
+        reverse("dashboard:organisation_alerts", args=[o["person"].organisation.slug])
+    ],
+    "organisation_alert_settings": lambda o: [
+        reverse("dashboard:organisation_alert_settings", args=[o["person"].organisation.slug])
+    ],
     "alert_routing": lambda o: [_p("alert_routing", o)],
     "clinician_report": lambda o: [_p("clinician_report", o)],
     "alert_ack": lambda o: [reverse("dashboard:alert_ack", args=[o["ack_token"]])],
@@ -95,6 +101,8 @@ NOTHING_ABOUT_A_PERSON = {
 }
 POST_ONLY = {
     "alert_status",
+    "organisation_alert_act",
+    "organisation_on_call",
     "alert_note",
     "team_add",
     "team_member",

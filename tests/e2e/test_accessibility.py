@@ -128,6 +128,9 @@ def pages_of(peggy, slug):  # noqa: F811
         "erase": f"{base}erase/",
         "audit": f"/organisations/{slug}/audit/",
         "invitations": f"/organisations/{slug}/invitations/",
+        "org-alerts": f"/organisations/{slug}/alerts/",
+        "who-answers-alerts": f"/organisations/{slug}/alerts/settings/",
+        "alert-routing": f"{base}alerts/mine/",
         "record": f"{base}record.html?archived=1",
         # The login's own second factor (alice passes one: she is an organisation admin here).
         "second-step": "/account/two-factor/manage/",

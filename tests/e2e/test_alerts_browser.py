@@ -149,3 +149,97 @@ def test_a_staff_claim_stops_it_a_late_resolution_climbs_again_and_the_outcome_s
     assert ladder.alerts_sweep(now=claimed + timedelta(hours=3))["escalated"] == 0
     assert page.errors == []
     page.context.close()
+
+
+@pytest.fixture
+def night_shift(smtp_server):
+    """An organisation whose bot talks with someone it has not named; Nina on call now."""
+    import uuid
+
+    from dashboard.alerting.models import OnCall
+    from memory.conversations import services, tenancy
+
+    organisation = tenancy.organisation_get_or_create("sunrise", name="Sunrise Care")
+    organisation.contact_email = "office@sunrise.example"
+    organisation.save()
+    nina = login("nina", organisation)
+    nina.first_name, nina.last_name, nina.email = "Nina", "Obi", "nina@sunrise.example"
+    nina.save()
+    OnCall.objects.create(organisation=organisation, user=nina)  # at any hour
+    session, _ = services.session_resolve(session_id=uuid.uuid4(), organisation_id=organisation.pk)
+    services.exchange_record(
+        session_id=session.id,
+        user_message="I've fallen down and I can't get up",
+        assistant_message="I'm getting someone for you right now.",
+        organisation_id=organisation.pk,
+    )
+    alert = Alert.objects.get(session_id=session.id)
+    return organisation, nina, alert
+
+
+@VIEWPORTS
+def test_an_anonymous_sessions_fall_reaches_the_on_call_list_and_the_organisations_page(
+    browser, live_server, night_shift, smtp_server, viewport, scheme, shoot
+):
+    from tests.support.smtp_server import SmtpServer
+
+    organisation, nina, alert = night_shift
+    assert alert.person_id is None
+    ladder.alert_deliver(alert_id=alert.id)
+    assert smtp_server.recipients == [["nina@sunrise.example"]]
+    text = SmtpServer.text(smtp_server.messages[0])
+    link = next(line for line in text.splitlines() if "/alerts/ack/" in line).strip()
+    page = open_page(browser, live_server, viewport=viewport, scheme=scheme)
+    log_in(page, live_server, "nina")
+    # The people list leads with it, and links to the organisation's page.
+    assert "Someone not yet known" in page.locator("#needs-a-person").inner_text()
+    page.goto(live_server.url + link.split("127.0.0.1:8000", 1)[1])
+    page.click('button:has-text("I\'m dealing with it")')
+    page.wait_for_selector("text=You are dealing with it")
+    page.goto(f"{live_server.url}/organisations/{organisation.slug}/alerts/")
+    item = page.locator(f"#alert-{alert.id}")
+    assert "You are dealing with it" in item.inner_text()
+    assert violations(page) == []
+    if viewport is PHONE:
+        _fits_the_phone(page)
+    shoot(page, f"org-alerts-{'phone-dark' if viewport is PHONE else 'desktop'}")
+    item.locator("input[name=outcome][value=false_alarm]").check()
+    item.locator("button:has-text('Resolve')").click()
+    page.wait_for_selector(f"#alert-{alert.id}.alert-resolved")
+    assert "false alarm" in page.locator(f"#alert-{alert.id}").inner_text()
+    alert.refresh_from_db()
+    assert (alert.status, alert.outcome, alert.resolved_by_id) == (
+        "resolved",
+        "false_alarm",
+        nina.id,
+    )
+    assert page.errors == []
+    page.context.close()
+
+
+@VIEWPORTS
+def test_a_new_person_is_visible_to_the_organisations_admin(browser, live_server, viewport, scheme):
+    import uuid
+
+    from memory.conversations import services, tenancy
+    from tests.support.otp import totp_device
+
+    organisation = tenancy.organisation_get_or_create("sunrise", name="Sunrise Care")
+    olga = login("olga", organisation, admin=True)
+    device = totp_device(olga)
+    newcomer = uuid.uuid4()
+    services.session_resolve(
+        user_id=newcomer, display_name="Walter", organisation_id=organisation.pk
+    )
+    page = open_page(browser, live_server, viewport=viewport, scheme=scheme)
+    log_in(page, live_server, "olga", device=device)
+    panel = page.locator(f"#new-people-{organisation.slug}")
+    assert "New, no care team yet" in panel.inner_text() and "Walter" in panel.inner_text()
+    assert violations(page) == []
+    if viewport is PHONE:
+        _fits_the_phone(page)
+    panel.locator("a:has-text('Invite someone to look after them')").click()
+    page.wait_for_url(f"**/organisations/{organisation.slug}/invitations/?person={newcomer}")
+    assert page.locator("#id_person").input_value() == str(newcomer)
+    assert page.errors == []
+    page.context.close()
