@@ -44,6 +44,9 @@ staticfiles/.collected: .venv/.synced $(shell find static -type f)
 # --env /dev/null: settings come from the environment only, as for prepare_run. Unbuffered, so
 # each line shows when it happens, even through a pipe.
 run: export PYTHONUNBUFFERED = 1
+# Links in alert e-mails point at the server this serves, on its PORT (honcho hands each process
+# a PORT of its own, so the worker could not work it out itself). A CLARA_SITE_URL given wins.
+run: export CLARA_SITE_URL ?= http://127.0.0.1:$(PORT)
 run: install staticfiles/.collected
 	$(PY) manage.py prepare_run
 	$(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \

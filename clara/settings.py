@@ -499,7 +499,8 @@ else:
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
     EMAIL_FILE_PATH = str(DATA_DIR / "mail")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Clara <alerts@clara.localhost>")
-# The dashboard's public address, for the links in e-mails (no trailing slash).
+# The dashboard's public address, for the links in e-mails (no trailing slash). `make run` sets
+# it to the port it serves on (PORT), for its web server and its worker alike.
 CLARA_SITE_URL = env_str("CLARA_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # An urgent alert nobody has claimed climbs its ladder (dashboard/alerting/ladder.py) one rung
 # each time this long passes: the team, its admins, the organisation's contact.

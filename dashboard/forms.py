@@ -171,6 +171,8 @@ class HomeForm(forms.Form):
     """Where the person lives, and the time zone charts and times are shown in."""
 
     home = forms.CharField(max_length=200, strip=True, required=False)
+    # Their room there, if any: an urgent alert's e-mail says where to go.
+    room = forms.CharField(max_length=60, strip=True, required=False)
     time_zone = forms.CharField(max_length=64, strip=True, required=False)
 
     def clean_time_zone(self) -> str:

@@ -77,7 +77,9 @@ def _form(section: str, access: Access, data=None):
         initial = {"preferred_name": about.preferred_name, "pronouns": about.pronouns}
         return NameForm(data, initial=initial)
     if section == "home":
-        return HomeForm(data, initial={"home": about.home, "time_zone": about.time_zone})
+        return HomeForm(
+            data, initial={"home": about.home, "room": about.room, "time_zone": about.time_zone}
+        )
     if section == "topics":
         initial = {
             "known_topics": "\n".join(about.known_topics),
@@ -108,6 +110,7 @@ def _context(access: Access, *, editing: str | None = None, form=None) -> dict:
             "preferred_name": about.preferred_name,
             "pronouns": about.pronouns,
             "home": about.home,
+            "room": about.room,
             "time_zone": about.time_zone if about.zone_set else "",
             "known": list(about.known_topics),
             "avoid": list(about.avoid_topics),
@@ -194,7 +197,7 @@ def _save(section: str, form, access: Access, user) -> str | None:
         changes = {"preferred_name": data["preferred_name"], "pronouns": data["pronouns"]}
         services.profile_update(person=person, changes=changes)
     elif section == "home":
-        changes = {"home": data["home"], "time_zone": data["time_zone"]}
+        changes = {"home": data["home"], "room": data["room"], "time_zone": data["time_zone"]}
         services.profile_update(person=person, changes=changes)
     elif section == "topics":
         changes = {"known_topics": data["known_topics"], "avoid_topics": data["avoid_topics"]}

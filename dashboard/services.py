@@ -31,6 +31,7 @@ PROFILE_FIELDS = (
     "avoid_topics",
     "agreed_answers",
     "home",
+    "room",
     "time_zone",
     "family",
     "agreed_questions",

@@ -184,6 +184,19 @@ def alert_headline(kind: str, detail: dict | None) -> str:
     return "Something to look at."
 
 
+def alert_email_headline(kind: str, detail: dict | None, name: str) -> str:
+    """What an alert's e-mail leads with, the person first: "Peggy may have fallen"."""
+    detail = detail or {}
+    if kind == Alert.Kind.ESCALATION:
+        reason = ESCALATION_REASONS.get(detail.get("reason") or "", "needs a person now")
+        return f"{name} {reason}"
+    if kind == Alert.Kind.DISTRESS_ABOVE_BASELINE:
+        return f"{name} was more upset than usual in a conversation"
+    if kind == Alert.Kind.CHRONIC_REPETITION:
+        return f"{name} is asking the same things more often than usual"
+    return f"Something to look at for {name}"
+
+
 def alert_why(detail: dict | None) -> str | None:
     """What decided an escalation, for caregivers and auditors: the language, and the kind of
     words ("words Clara knows for a fall") or the example it was closest to. Never the person's

@@ -269,40 +269,67 @@ def told_names(alert: Alert, *, besides: AlertNotice | None = None) -> list[str]
     return names
 
 
+def where(person: Person | None) -> str:
+    """Where to go, from the profile: "Beech House, Room 12" (empty when not set)."""
+    if person is None:
+        return ""
+    about = CaregiverContext.of(person)
+    return ", ".join(part for part in (about.home, about.room) if part)
+
+
+def when_words(alert: Alert) -> str:
+    """When it happened, in the person's time zone ("Tuesday 3 March, 02:30"); UTC said only
+    when none is set (or there is no person yet)."""
+    about = CaregiverContext.of(alert.person) if alert.person_id else None
+    if about is not None and about.zone_set:
+        local = alert.created_at.astimezone(about.zone)
+        return f"{local:%A} {local.day} {local:%B, %H:%M}"
+    utc = alert.created_at.astimezone(ZoneInfo("UTC"))
+    return f"{utc:%A} {utc.day} {utc:%B, %H:%M} UTC"
+
+
 def notice_email(notice: AlertNotice, *, now: datetime | None = None) -> Email | None:
-    """The e-mail of a notice (None when it has nowhere to go)."""
+    """The e-mail of a notice (None when it has nowhere to go): the headline first ("Peggy may
+    have fallen"), where and when, who else was told, one button (to claim it, for someone who
+    may act; the text part's first line is the headline too)."""
     now = now or timezone.now()
     alert, person = notice.alert, notice.alert.person
     to = notice.user.email if notice.user_id else _contact_email(alert)
     if not to:
         return None
-    name = first_name(person)
+    name = first_name(person) if person else "Someone"
     urgent = is_urgent(alert)
+    reminder = notice.purpose == AlertNotice.Purpose.REMINDER
+    escalated = notice.level > 0 and not reminder
     claimer = alert.claimed_by if alert.status == Alert.Status.CLAIMED else None
+    zone = person_zone(person) if person else ZoneInfo("UTC")
+    headline = words.alert_email_headline(alert.kind, alert.detail, name)
     context = {
         "name": name,
-        "headline": words.alert_headline(alert.kind, alert.detail),
+        "headline": headline,
+        "description": words.alert_headline(alert.kind, alert.detail),
         "urgent": urgent,
-        "escalated": notice.level > 0 and notice.purpose == AlertNotice.Purpose.ALERT,
-        "reminder": notice.purpose == AlertNotice.Purpose.REMINDER,
+        "escalated": escalated,
+        "reminder": reminder,
+        "where": where(person),
+        "when": when_words(alert),
         "claimer": words.caregiver_name(claimer) if claimer else "",
-        "claimed_at": alert.claimed_at,
-        "when": alert.created_at.astimezone(person_zone(person) if person else ZoneInfo("UTC")),
+        "claimed_at": f"{alert.claimed_at.astimezone(zone):%H:%M}" if claimer else "",
         "alerts_url": settings.CLARA_SITE_URL + alerts_path(alert),
         "ack_url": settings.CLARA_SITE_URL
         + reverse("dashboard:alert_ack", args=[ack_token(notice)]),
         "told": told_names(alert, besides=notice),
         "minutes": settings.CLARA_ALERT_ESCALATE_MINUTES,
-        "can_act": notice.user_id is None or rights.may_act_on(alert, notice.user),
+        "can_act": rights.may_act_on(alert, notice.user)
+        if notice.user_id
+        else True,  # the contact: the link then asks for the login with its address
     }
-    if notice.purpose == AlertNotice.Purpose.REMINDER:
-        subject = f"Clara: you are dealing with the alert about {name}: is it over?"
-    elif notice.level > 0:
-        subject = f"Clara: nobody has answered an alert about {name} yet"
-    elif urgent:
-        subject = f"Clara: {name} may need someone now"
+    if reminder:
+        subject = f"Is it over? {headline}"
+    elif escalated:
+        subject = f"Nobody has answered yet: {headline}"
     else:
-        subject = f"Clara: something to look at for {name}"
+        subject = headline
     return Email(
         to=to,
         subject=subject,

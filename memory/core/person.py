@@ -10,6 +10,7 @@ only place that knows them. Everything else reads a `CaregiverContext`:
     about.zone            # the person's ZoneInfo (UTC when unset or unknown)
     about.zone_set        # whether caregivers chose a zone that exists
     about.home            # where the person lives ("Beech House")
+    about.room            # their room there, if any ("Room 12"): said in an alert's e-mail
     about.family          # people the caregivers entered (name, relation, visit day)
     about.agreed_questions  # agreed answers to questions the person repeats, in their words
 
@@ -31,6 +32,7 @@ KNOWN_TOPICS = "knownTopics"
 AVOID_TOPICS = "avoidTopics"
 AGREED_ANSWERS = "agreedAnswers"
 HOME = "home"
+ROOM = "room"
 FAMILY = "familyContacts"
 AGREED_QUESTIONS = "agreedQuestions"
 
@@ -42,6 +44,7 @@ _FIELDS = {
     "avoid_topics": AVOID_TOPICS,
     "agreed_answers": AGREED_ANSWERS,
     "home": HOME,
+    "room": ROOM,
     "family": FAMILY,
     "agreed_questions": AGREED_QUESTIONS,
 }
@@ -156,6 +159,7 @@ class CaregiverContext:
     # One agreed answer per kind of question (QuestionType values), as the family worded it.
     agreed_answers: Mapping[str, str] = field(default_factory=dict)
     home: str = ""
+    room: str = ""
     family: tuple[FamilyContact, ...] = ()
     agreed_questions: tuple[AgreedQuestion, ...] = ()
     display_name: str = ""
@@ -180,6 +184,7 @@ class CaregiverContext:
                 if str(text).strip()
             },
             home=str(blob.get(HOME) or "").strip(),
+            room=str(blob.get(ROOM) or "").strip(),
             family=_family(blob.get(FAMILY)),
             agreed_questions=_agreed_questions(blob.get(AGREED_QUESTIONS)),
             display_name=(display_name or "").strip(),

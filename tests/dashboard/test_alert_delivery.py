@@ -120,7 +120,7 @@ def test_non_urgent_alert_waits_for_the_members_hours(team, person, smtp_server)
     assert ladder.alerts_sweep(now=night + timedelta(hours=8, minutes=59))["sent"] == 0
     assert ladder.alerts_sweep(now=night + timedelta(hours=9))["sent"] == 1
     assert smtp_server.recipients == [["alice@care.example"]]
-    assert "something to look at" in smtp_server.messages[0]["Subject"]
+    assert smtp_server.messages[0]["Subject"] == "Peggy was more upset than usual in a conversation"
     assert not AlertEscalation.objects.filter(alert=alert).exists()  # not urgent
 
 
@@ -168,7 +168,7 @@ def test_an_alert_nobody_claims_climbs_to_the_admins_the_contact_then_everyone_a
     # may act, so the alert goes on to the team's admins at once.
     ladder.alert_deliver(alert_id=alert.id, now=start)
     assert smtp_server.recipients == [["bob@family.example"], ["alice@care.example"]]
-    assert "nobody has answered" in smtp_server.messages[-1]["Subject"]
+    assert smtp_server.messages[-1]["Subject"] == "Nobody has answered yet: Peggy may have fallen"
 
     assert ladder.alerts_sweep(now=start + timedelta(minutes=9))["escalated"] == 0
     assert ladder.alerts_sweep(now=start + timedelta(minutes=10))["escalated"] == 1
@@ -236,7 +236,7 @@ def test_the_ladder_walked_in_time_claim_reminder_escalation_resolution(
         clock.shift(timedelta(minutes=1))
         assert ladder.alerts_sweep()["reminded"] == 1
         assert smtp_server.recipients[-1] == ["carol@care.example"]
-        assert "is it over?" in smtp_server.messages[-1]["Subject"]
+        assert smtp_server.messages[-1]["Subject"] == "Is it over? Peggy may have fallen"
         clock.shift(timedelta(minutes=9))
         assert ladder.alerts_sweep()["escalated"] == 0
         clock.shift(timedelta(minutes=1))
@@ -379,7 +379,7 @@ def test_the_familys_email_has_no_claim_button_and_their_link_claims_nothing(
     ladder.alert_deliver(alert_id=alert.id)
     index = _message_to(smtp_server, "bob@family.example")
     text = SmtpServer.text(smtp_server.messages[index])
-    assert "/alerts/ack/" not in text and "The care staff have been told" in text
+    assert "/alerts/ack/" not in text and "The people who answer alerts have been told" in text
     notice = AlertNotice.objects.get(alert=alert, user=bob)
     path = f"/alerts/ack/{delivery.ack_token(notice)}/"
     response = client_for(bob).post(path, {"action": "claim"})

@@ -66,7 +66,7 @@ def test_family_who_opted_in_get_the_email_without_a_claim_button(team, person, 
     ladder.alert_deliver(alert_id=alert.id)
     index = smtp_server.recipients.index(["bob@example.org"])
     text = SmtpServer.text(smtp_server.messages[index])
-    assert "The care staff have been told" in text and "/alerts/ack/" not in text
+    assert "The people who answer alerts have been told" in text and "/alerts/ack/" not in text
 
 
 def test_in_a_care_home_family_pressing_the_button_changes_nothing_and_are_told_kindly(
