@@ -89,6 +89,8 @@ class AuditAction(models.TextChoices):
     # one was about (the object is the alert's id; the person is the one it was attached to).
     VIEW_ORG_ALERTS = "view_org_alerts", "read the organisation's alerts"
     ALERT_ATTACH = "alert_attach", "said whom an alert was about"
+    # False alarms per person per week, for team admins: one row per organisation shown.
+    VIEW_FALSE_ALARMS = "view_false_alarms", "read the false alarms per person"
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
     FORGET_MEMORY = "forget_memory", "forgot a memory"

@@ -5,6 +5,7 @@ from django.urls import path
 
 from dashboard import export, home, profile, two_factor, views
 from dashboard.accounts import views as accounts
+from dashboard.alerting import noise as alerting_noise
 from dashboard.alerting import organisation as alerting_organisation
 from dashboard.alerting import views as alerting_views
 from dashboard.notes import views as notes_views
@@ -32,6 +33,7 @@ urlpatterns = [
     *accounts.urlpatterns,
     path("", views.people, name="people"),
     path("home/", home.home, name="home"),
+    path("alerts/false-alarms/", alerting_noise.false_alarms, name="false_alarms"),
     path("organisations/<slug:slug>/audit/", views.organisation_audit, name="organisation_audit"),
     path(
         "organisations/<slug:slug>/alerts/",

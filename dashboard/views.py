@@ -28,7 +28,7 @@ from dashboard.access import (
     get_person_for,
     organisations_of,
 )
-from dashboard.alerting import respond, rights, shift
+from dashboard.alerting import noise, respond, rights, shift
 from dashboard.alerting import views as alerting_views
 from dashboard.alerting.models import CareSetting
 from dashboard.forms import (
@@ -126,6 +126,7 @@ def people(request: HttpRequest) -> HttpResponse:
         for member in organisations
     ]
     context = {
+        "team_admin": any(card.membership.role == CareRole.ADMIN for card in cards),
         "cards": cards,
         "groups": groups,
         "several": len(organisations) > 1,
@@ -380,6 +381,10 @@ def _alerts_context(access: Access) -> dict:
         "alerts": alerts,
         "open_count": sum(a.status != Alert.Status.RESOLVED for a in alerts),
         "may_act": rights.may_act(access.membership),
+        # Team admins: the person's false alarms lately (dashboard/alerting/noise.py).
+        "noise": noise.false_alarms_by_week(people=[access.person], now=timezone.now(), weeks=4)[0]
+        if access.is_admin
+        else None,
         "cannot_act_why": rights.why_not(access.membership),
         "outcomes": OUTCOMES_OFFERED,
         "now": timezone.now(),

@@ -78,6 +78,7 @@ PUBLIC_OR_OWN = {
     "two_factor_setup",
     "people",
     "home",  # everyone the login may see; tests/dashboard/test_home.py
+    "false_alarms",  # the login's own people it is team admin of; test_false_alarms.py
     "organisation_audit",
     # An organisation's alert pages: tests/dashboard/test_alert_rights.py (outsiders, members).
     "organisation_alert_settings",

@@ -36,6 +36,7 @@ PAGES = {
         for sort in ("upset", "name", "last_talk", "alerts")
     ],
     "person_notes": lambda o: [_p("person_notes", o)],
+    "false_alarms": lambda o: [reverse("dashboard:false_alarms")],
     "organisation_audit": lambda o: [
         reverse("dashboard:organisation_audit", args=[o["person"].organisation.slug])
     ],

@@ -129,6 +129,7 @@ def pages_of(peggy, slug):  # noqa: F811
         "audit": f"/organisations/{slug}/audit/",
         "invitations": f"/organisations/{slug}/invitations/",
         "org-alerts": f"/organisations/{slug}/alerts/",
+        "false-alarms": "/alerts/false-alarms/",
         "who-answers-alerts": f"/organisations/{slug}/alerts/settings/",
         "alert-routing": f"{base}alerts/mine/",
         "record": f"{base}record.html?archived=1",
