@@ -44,7 +44,7 @@ from memory import privacy
 from memory.conversations.repetition import CHRONIC_AT
 from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
-from memory.facts import store
+from memory.facts import search, store
 from memory.insights.alerts import OUTCOMES_OFFERED
 from memory.models import Alert
 from memory.webhooks import services as webhooks
@@ -567,6 +567,11 @@ def _memories_context(access: Access) -> dict:
         "groups": selectors.memories_by_type(person=access.person, short_name=_short_name(access)),
         "sources": words.MEMORY_SOURCES,
         "suggestions": services.fact_suggestions_of(person=access.person),
+        # Pinned facts past what one conversation holds: staff are told (they pin and unpin).
+        "pinned_left_out": (
+            search.pinned_beyond_prompt(person_id=access.person.id) if access.may_confirm else 0
+        ),
+        "pinned_limit": search.FOUNDATION_LIMIT,
     }
 
 

@@ -6,7 +6,7 @@ the message, and the caregivers' settings, then renders them with `memory.compan
 """
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -93,23 +93,36 @@ def _anchor_texts(query: MemoryQueryResult) -> list[str]:
     return older + latest
 
 
+@dataclass(frozen=True)
+class TurnFacts:
+    """Caregiver-confirmed facts for one turn: the pinned ones (each reaches the prompt) and the
+    others (the prompt keeps the first prompt.MAX_FACTS)."""
+
+    pinned: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+    @property
+    def all(self) -> list[str]:
+        return self.pinned + self.others
+
+
 def confirmed_facts_for(
     *, person_id: uuid.UUID | None, message: str, now: datetime | None = None
-) -> list[str]:
+) -> TurnFacts:
     """Caregiver-confirmed facts for this turn: name and top preferences, pinned facts, and the
     confirmed facts whose words match the message. Unconfirmed ones never reach the prompt.
 
     Keyword matching only (no embedding of the message), to keep the turn fast.
     """
+    facts = TurnFacts()
     if person_id is None:
-        return []
+        return facts
     picked = search.turn_facts(person_id=person_id, message=message, at=now)
     seen: set = set()
-    facts = []
     for memory in picked:
         if memory.id not in seen and memory.confirmed:
             seen.add(memory.id)
-            facts.append(memory.content)
+            (facts.pinned if memory.pinned else facts.others).append(memory.content)
     return facts
 
 
@@ -136,21 +149,24 @@ def profile_facts_for(about: CaregiverContext, *, message: str) -> list[str]:
     Nothing is added for a message that names none of them (keeps the prompt short)."""
     said = {word.strip(".,!?;:'\"").lower() for word in message.split()}
     said |= {word.removesuffix("'s") for word in said}
-    name = about.name or "the person"
+    # By name, else by the pronoun the caregivers chose: "Sarah is her daughter".
+    poss = f"{about.name}'s" if about.name else about.possessive
+    subject = about.name or about.subject.capitalize()
+    lives = "live" if not about.name and about.subject == "they" else "lives"
     facts = []
     for contact in about.family:
         names = {contact.name.lower(), *contact.name.lower().split()}
         if said & names or (contact.relation and contact.relation.lower() in said):
             fact = (
-                f"{contact.name} is {name}'s {contact.relation}"
+                f"{contact.name} is {poss} {contact.relation}"
                 if contact.relation
-                else (f"{contact.name} is someone in {name}'s life")
+                else (f"{contact.name} is someone in {poss} life")
             )
             if contact.visit_day:
                 fact += f", who usually visits on {contact.visit_day}"
             facts.append(fact)
     if about.home and (said & _HOME_WORDS or said & set(about.home.lower().split())):
-        facts.append(f"{name} lives at {about.home}")
+        facts.append(f"{subject} {lives} at {about.home}")
     return facts
 
 
@@ -206,11 +222,13 @@ def context_build(
     agreed_answer = agreed_answer_for(
         about, message=message, question_type=query.question_type, meaning=query.meaning
     )
+    remembered = confirmed_facts_for(person_id=session.person_id, message=message, now=now)
     inputs = context.ContextInputs(
         agreed_answer=agreed_answer,
-        facts=profile_facts_for(about, message=message)
-        + confirmed_facts_for(person_id=session.person_id, message=message, now=now),
+        facts=profile_facts_for(about, message=message) + remembered.others,
+        pinned_facts=remembered.pinned,
         name=about.name,
+        pronoun=about.subject,
         message=message,
         window=[context.Turn(m.role, m.content, m.meaning) for m in query.conversation_window],
         repeat_count=query.repeat_count,

@@ -283,17 +283,19 @@ def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = 
     recent = recent_turns(person.id)
     summary = stream_compact(person=person, keep_from=recent[0].id if recent else None, at=now)
     notes = _notes(person)
-    name = CaregiverContext.of(person).name_or("the person")
+    about = CaregiverContext.of(person)
+    who = context.Who(about.name, about.subject)
     persona = persona_for(person)
 
     sections = [
         f"You are {persona.display_name}, a companion in one continuing conversation with "
-        f"{name}. It carries on across days and channels; pick up where you left off."
+        f"{about.name or 'someone'}. It carries on across days and channels; pick up where you "
+        "left off."
     ]
     facts = [m.content for m in search.always_inject(person_id=person.id, at=now)]
     facts += [m.content for m in search.foundation_memories(person_id=person.id, at=now)]
     if facts:
-        sections.append(f"Who {name} is: " + "; ".join(dict.fromkeys(facts)) + ".")
+        sections.append(who.say("Who {name} {is}: ") + "; ".join(dict.fromkeys(facts)) + ".")
     shown = {k: v for k, v in notes.items() if k != COMPACTION_NOTE}
     if shown:
         lines = [
@@ -301,7 +303,7 @@ def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = 
             f"{value.get('value')}"
             for key, value in sorted(shown.items())
         ]
-        sections.append("Your notes about " + name + ":\n" + "\n".join(lines))
+        sections.append(who.say("Your notes about {obj}:\n") + "\n".join(lines))
     if summary is not None and summary.text:
         sections.append("Earlier in your conversation (summary):\n" + summary.text)
     messages = [{"role": t.role, "content": t.content} for t in recent]

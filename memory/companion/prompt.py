@@ -25,6 +25,7 @@ from memory.conversations import repeats
 from memory.conversations.anchors import MAX_ANCHORS, find_anchors  # noqa: F401 - part of this API
 from memory.conversations.models import ChatMessage, Trajectory
 from memory.conversations.repetition import CHRONIC_AT  # noqa: F401 - part of this API
+from memory.core.person import pronoun_forms
 
 DEFAULT_MAX_TOKENS = 300
 CHRONIC_MAX_TOKENS = 80
@@ -36,39 +37,43 @@ CONTINUITY_RECORDS = 3
 MAX_FACTS = 8
 
 # Directive tiers by repeat count: each tier keeps everything of the one below and adds to it.
+# The person is written {name} (their name, else she/he/they: `Who`), {obj} (her, him, them),
+# {poss} ("Nana's", else her/his/their) and {Name}/{Poss} at a sentence's start; a verb after
+# {name} agrees with it ({feels}: "Nana feels", "they feel").
 _BASE_WARMTH = (
     "Speak warmly and simply, in short, clear sentences. Be patient, kind and unhurried, "
-    "and let {name} feel safe and valued."
+    "and let {obj} feel safe and valued."
 )
 _WARMTH_TIERS: list[tuple[int, str]] = [
     (1, "Be especially gentle and patient."),
     (
         3,
-        "Use your warmest, most comforting voice, as if you were holding {name}'s hand. "
+        "Use your warmest, most comforting voice, as if you were holding {poss} hand. "
         "Keep the reply short and simple, and just as warm.",
     ),
     (
         CHRONIC_AT,
-        "You have all the patience in the world. Every moment with {name} matters; "
+        "You have all the patience in the world. Every moment with {obj} matters; "
         "let your kindness be felt in every word.",
     ),
 ]
 _FIRST_TIME = (
-    "Treat what {name} says as new and welcome. Answer it fully and kindly, "
+    "Treat what {name} {says} as new and welcome. Answer it fully and kindly, "
     "as if you were hearing it for the very first time."
 )
 _NEVER = (
-    "Never quiz, test or correct {name}, and never ask them to recall anything. "
+    "Never quiz, test or correct {obj}, and never ask {pronoun} to recall anything. "
     "Do not mention dates, the clock or other conversations. If you are unsure of a fact about "
-    "{name}'s life, do not state it as true; talk about feelings and the present moment instead."
+    "{poss} life, do not state it as true; talk about feelings and the present moment instead."
 )
 _STEADY = (
-    "Keep your tone steady and gently matched to how {name} feels. "
+    "Keep your tone steady and gently matched to how {name} {feels}. "
     "Avoid sudden changes in warmth, energy or urgency."
 )
 _ESCALATION = (
-    "{name} may need a person's help right now. Stay calm and reassuring, keep them company, "
-    "and say that someone who cares about them is being told. Do not give medical advice."
+    "{Name} may need a person's help right now. Stay calm and reassuring, keep {pronoun} "
+    "company, and say that someone who cares about {pronoun} is being told. Do not give medical "
+    "advice."
 )
 _TRAJECTORY_WORDS = {
     Trajectory.ESCALATING: "rising",
@@ -76,6 +81,42 @@ _TRAJECTORY_WORDS = {
     Trajectory.DE_ESCALATING: "easing",
 }
 _POSITION_WORDS = ["now", "a moment ago", "a little while ago"]
+
+
+@dataclass(frozen=True)
+class Who:
+    """How the prompt names the person: by name when the bot or the caregivers gave one, else by
+    the pronoun the caregivers chose ("they" when none), so every line reads as plain English."""
+
+    name: str = ""
+    pronoun: str = "they"  # "she", "he" or "they"
+
+    def words(self) -> dict[str, str]:
+        subject, object_, possessive = pronoun_forms(self.pronoun)
+        name = self.name.strip()
+        plural = not name and subject == "they"
+
+        def agree(verb: str) -> str:
+            return verb if plural else f"{verb}s"
+
+        words = {
+            "name": name or subject,
+            "obj": name or object_,
+            "poss": f"{name}'s" if name else possessive,
+            "pronoun": object_,
+            "says": "say" if plural else "says",
+            "feels": agree("feel"),
+            "enjoys": agree("enjoy"),
+            "brings": agree("bring"),
+            "has": "have" if plural else "has",
+            "is": "are" if plural else "is",
+        }
+        words["Name"] = words["name"][:1].upper() + words["name"][1:]
+        words["Poss"] = words["poss"][:1].upper() + words["poss"][1:]
+        return words
+
+    def say(self, template: str) -> str:
+        return template.format(**self.words())
 
 
 @dataclass(frozen=True)
@@ -107,6 +148,8 @@ class ContextInputs:
     name: str
     message: str
     window: Sequence[Turn]
+    # "she", "he" or "they", from the pronouns the caregivers chose.
+    pronoun: str = "they"
     repeat_count: int = 0
     feelings: Sequence[Feeling] = ()  # oldest first; the last is the current message's
     narrative: NarrativeSeed | None = None
@@ -117,8 +160,12 @@ class ContextInputs:
     escalate: bool = False
     # The family's agreed answer to the kind of question just asked (the same answer each time).
     agreed_answer: str | None = None
-    # Facts a caregiver confirmed (never unconfirmed ones), most relevant first.
+    # Facts a caregiver confirmed (never unconfirmed ones), most relevant first. At most
+    # MAX_FACTS of them are written.
     facts: Sequence[str] = ()
+    # Confirmed facts the caregivers pinned: every one is written, before the others (how many
+    # may be pinned and still reach the prompt: memory.facts.search.FOUNDATION_LIMIT).
+    pinned_facts: Sequence[str] = ()
     # At a repeat: what Clara answered this question within this session, when it is helping
     # (consistency: the same reassurance, in warm words). Never said to be an earlier answer.
     reassurance: str | None = None
@@ -131,10 +178,11 @@ class RenderedContext:
     max_tokens: int = DEFAULT_MAX_TOKENS
 
 
-def warmth_directive(repeat_count: int, name: str) -> str:
+def warmth_directive(repeat_count: int, who: Who | str) -> str:
     """The warmth part of the prompt for this many repeats: each tier strictly adds to the last."""
+    who = who if isinstance(who, Who) else Who(who)
     parts = [_BASE_WARMTH] + [text for at, text in _WARMTH_TIERS if repeat_count >= at]
-    return " ".join(parts).format(name=name)
+    return who.say(" ".join(parts))
 
 
 def max_tokens_for(repeat_count: int) -> int:
@@ -170,7 +218,7 @@ def deduplicate(window: Sequence[Turn]) -> list[Turn]:
     return [turn for pair in reversed(kept) for turn in pair]
 
 
-def _feelings_line(feelings: Sequence[Feeling], name: str) -> str:
+def _feelings_line(feelings: Sequence[Feeling], who: Who) -> str:
     recent = list(feelings)[-CONTINUITY_RECORDS:]
     described = [
         f"{_POSITION_WORDS[index]}: {feeling.emotion} (distress {feeling.distress_score:.1f})"
@@ -178,7 +226,7 @@ def _feelings_line(feelings: Sequence[Feeling], name: str) -> str:
     ]
     direction = _TRAJECTORY_WORDS.get(recent[-1].trajectory, "steady")
     return (
-        f"How {name} has been feeling in this conversation — "
+        who.say("How {name} {has} been feeling in this conversation — ")
         + "; ".join(described)
         + (f". Overall the feeling is {direction}.")
     )
@@ -188,20 +236,46 @@ def _topics(items: Sequence[str]) -> str:
     return ", ".join(item.strip() for item in items if item.strip())
 
 
+def _facts_line(inputs: ContextInputs, who: Who) -> str | None:
+    """Pinned facts all, then the others up to MAX_FACTS; each once."""
+    pinned = [fact.strip().rstrip(".") for fact in inputs.pinned_facts if fact.strip()]
+    others = [
+        fact.strip().rstrip(".")
+        for fact in inputs.facts
+        if fact.strip() and fact.strip().rstrip(".") not in pinned
+    ][:MAX_FACTS]
+    facts = list(dict.fromkeys(pinned + others))
+    if not facts:
+        return None
+    return (
+        who.say(
+            "What {poss} family has confirmed, to help you choose warm, familiar topics "
+            "(never quiz {obj} on it or correct {obj} with it): "
+        )
+        + "; ".join(facts)
+        + "."
+    )
+
+
 def render(inputs: ContextInputs) -> RenderedContext:
     """The system prompt and messages the LLM sees, and its token limit. Pure."""
-    name = inputs.name.strip() or "the person you are talking with"
+    who = Who(inputs.name, inputs.pronoun)
+    name = inputs.name.strip()
     sections = [
-        f"You are Clara, a caring companion talking with {name}, who is living with dementia.",
-        warmth_directive(inputs.repeat_count, name),
+        (
+            f"You are Clara, a caring companion talking with {name}, who is living with dementia."
+            if name
+            else "You are Clara, a caring companion talking with someone living with dementia."
+        ),
+        warmth_directive(inputs.repeat_count, who),
     ]
     if inputs.repeat_count > 0:
-        sections.append(_FIRST_TIME.format(name=name))
-    sections.append(_NEVER.format(name=name))
+        sections.append(who.say(_FIRST_TIME))
+    sections.append(who.say(_NEVER))
     if inputs.feelings:
-        sections.append(_feelings_line(inputs.feelings, name) + " " + _STEADY.format(name=name))
+        sections.append(_feelings_line(inputs.feelings, who) + " " + who.say(_STEADY))
     if inputs.escalate:
-        sections.append(_ESCALATION.format(name=name))
+        sections.append(who.say(_ESCALATION))
     if inputs.narrative is not None:
         if inputs.repeat_count >= STORY_FIRST_AT:
             sections.append(
@@ -216,31 +290,33 @@ def render(inputs: ContextInputs) -> RenderedContext:
     if inputs.told_themes:
         sections.append(
             f"In this conversation you have told stories about {_topics(inputs.told_themes)}. "
-            f"If {name} brings them up, welcome them warmly and keep your story the same."
+            + who.say(
+                "If {name} {brings} them up, welcome them warmly and keep your story the same."
+            )
         )
     if inputs.anchors:
         sections.append(
-            f"Things {name} and you have talked about here, for gentle callbacks: "
+            "Things you have talked about together in this conversation, for gentle callbacks: "
             f"{_topics(inputs.anchors)}."
         )
     if inputs.agreed_answer:
         sections.append(
-            f"{name}'s family asks that this question is always answered the same way. Give "
-            f'this answer, warmly and in your own words: "{inputs.agreed_answer.strip()}"'
+            who.say(
+                "{Poss} family asks that this question is always answered the same way. Give "
+                "this answer, warmly and in your own words: "
+            )
+            + f'"{inputs.agreed_answer.strip()}"'
         )
     elif inputs.reassurance and inputs.reassurance.strip() and inputs.repeat_count > 0:
         sections.append(
-            f'A reassurance that comforts {name} here: "{inputs.reassurance.strip()}" '
+            who.say("A reassurance that comforts {obj} here: ") + f'"{inputs.reassurance.strip()}" '
             "Keep to this same reassurance, in warm words of your own."
         )
-    if inputs.facts:
-        facts = "; ".join(fact.strip().rstrip(".") for fact in inputs.facts[:MAX_FACTS])
-        sections.append(
-            f"What {name}'s family has confirmed, to help you choose warm, familiar topics "
-            f"(never quiz {name} on it or correct {name} with it): {facts}."
-        )
+    facts = _facts_line(inputs, who)
+    if facts:
+        sections.append(facts)
     if inputs.known_topics:
-        sections.append(f"Topics {name} enjoys: {_topics(inputs.known_topics)}.")
+        sections.append(who.say("Topics {name} {enjoys}: ") + f"{_topics(inputs.known_topics)}.")
     if inputs.avoid_topics:
         sections.append(f"Steer kindly away from these topics: {_topics(inputs.avoid_topics)}.")
 

@@ -53,6 +53,13 @@ _OBJECTS = {"she": "her", "he": "him", "they": "them"}
 _POSSESSIVES = {"she": "her", "he": "his", "they": "their"}
 
 
+def pronoun_forms(subject: str) -> tuple[str, str, str]:
+    """("she", "her", "her"), ("he", "him", "his") or ("they", "them", "their") for a subject
+    pronoun; "they" for anything else."""
+    subject = _SUBJECTS.get(subject, "they")
+    return subject, _OBJECTS[subject], _POSSESSIVES[subject]
+
+
 @dataclass(frozen=True)
 class FamilyContact:
     """Someone in the person's life as the caregivers entered them in the settings."""

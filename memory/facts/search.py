@@ -1027,6 +1027,20 @@ def foundation_memories(*, person_id: uuid.UUID, at: datetime | None = None) -> 
     )
 
 
+def pinned_beyond_prompt(*, person_id: uuid.UUID, at: datetime | None = None) -> int:
+    """How many confirmed, pinned facts do not reach the per-turn prompt: past FOUNDATION_LIMIT
+    the most recently changed are given, and staff are told how many are left out."""
+    at = at or timezone.now()
+    pinned = (
+        Memory.objects.filter(
+            person_id=person_id, status=Memory.Status.ACTIVE, pinned=True, confirmed=True
+        )
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=at))
+        .count()
+    )
+    return max(0, pinned - FOUNDATION_LIMIT)
+
+
 def always_inject(*, person_id: uuid.UUID, at: datetime | None = None) -> list[Memory]:
     """The tier injected every turn: the person's name and their top confirmed preferences."""
     at = at or timezone.now()

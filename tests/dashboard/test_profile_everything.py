@@ -201,12 +201,15 @@ def test_a_routine_family_add_waits_for_staff_and_then_reaches_clara(
     assert not routine.confirmed
     assert "Not confirmed" in profile_page(bob_client, person)
     message = "Is it time for lunch?"
-    assert "Lunch at half past twelve" not in confirmed_facts_for(
-        person_id=person.id, message=message
+    assert (
+        "Lunch at half past twelve"
+        not in confirmed_facts_for(person_id=person.id, message=message).all
     )
     url = reverse("dashboard:profile_memory", args=[person.id, "routines", routine.id, "confirm"])
     assert staff_client.post(url).status_code == 302
-    assert "Lunch at half past twelve" in confirmed_facts_for(person_id=person.id, message=message)
+    assert (
+        "Lunch at half past twelve" in confirmed_facts_for(person_id=person.id, message=message).all
+    )
 
 
 # --- Agreed answers for any repeated question -----------------------------------------------------
