@@ -511,6 +511,9 @@ CLARA_ALERT_ESCALATE_MINUTES = env_int("CLARA_ALERT_ESCALATE_MINUTES", 10)
 CLARA_CLAIM_TIMEOUT_MINUTES = env_int("CLARA_CLAIM_TIMEOUT_MINUTES", 30)
 # An alert e-mail's link works for this long, and only for the person it was sent to.
 CLARA_ALERT_LINK_HOURS = env_int("CLARA_ALERT_LINK_HOURS", 72)
+# Facts that reached a prompt or a search are counted as used by a job, queued this many seconds
+# after the first use a process gathers (one message for all of them; memory/facts/usage.py).
+CLARA_FACT_USE_FLUSH_SECONDS = env_int("CLARA_FACT_USE_FLUSH_SECONDS", 5)
 # Webhooks: each attempt waits this long for an answer; failures are retried after base, 2×base,
 # 4×base ... seconds (at most an hour apart) until this many hours after the event, then failed.
 CLARA_WEBHOOK_TIMEOUT_SECONDS = env_int("CLARA_WEBHOOK_TIMEOUT_SECONDS", 10)

@@ -15,6 +15,7 @@ from memory.facts.tasks import (
     curate_memories,
     expire_memories,
     extract_commitments,
+    record_fact_use,
     remember_message,
 )
 from memory.insights.tasks import (
@@ -27,6 +28,7 @@ from memory.insights.tasks import (
 from memory.webhooks.tasks import deliver_webhook, retry_due_webhooks
 
 __all__ = [
+    "record_fact_use",
     "apply_retention",
     "apply_retention_all",
     "checkpoint_sqlite_wal",

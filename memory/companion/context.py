@@ -25,7 +25,7 @@ from memory.conversations.selectors import (
     texts_before,
 )
 from memory.core.person import CaregiverContext
-from memory.facts import search
+from memory.facts import search, usage
 
 # --- Context assembly ------------------------------------------------------------------------
 
@@ -100,6 +100,9 @@ class TurnFacts:
 
     pinned: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+    # The memories' ids, in the same order (their use is recorded: memory/facts/usage.py).
+    pinned_ids: list[uuid.UUID] = field(default_factory=list)
+    other_ids: list[uuid.UUID] = field(default_factory=list)
 
     @property
     def all(self) -> list[str]:
@@ -123,6 +126,7 @@ def confirmed_facts_for(
         if memory.id not in seen and memory.confirmed:
             seen.add(memory.id)
             (facts.pinned if memory.pinned else facts.others).append(memory.content)
+            (facts.pinned_ids if memory.pinned else facts.other_ids).append(memory.id)
     return facts
 
 
@@ -223,9 +227,10 @@ def context_build(
         about, message=message, question_type=query.question_type, meaning=query.meaning
     )
     remembered = confirmed_facts_for(person_id=session.person_id, message=message, now=now)
+    from_profile = profile_facts_for(about, message=message)
     inputs = context.ContextInputs(
         agreed_answer=agreed_answer,
-        facts=profile_facts_for(about, message=message) + remembered.others,
+        facts=from_profile + remembered.others,
         pinned_facts=remembered.pinned,
         name=about.name,
         pronoun=about.subject,
@@ -243,6 +248,14 @@ def context_build(
         reassurance=query.last_answer if helping else None,
     )
     rendered = context.render(inputs)
+    # The facts this prompt holds count as used, once in this conversation (after the response:
+    # a job writes it). The others are cut at MAX_FACTS, after the profile's own.
+    usage.note(
+        remembered.pinned_ids
+        + remembered.other_ids[: max(0, context.MAX_FACTS - len(from_profile))],
+        session_id=session.id,
+        at=now,
+    )
     if session.person_id is not None:
         if continuity.policy_of(session.person_id) == MemoryPolicy.CONTINUOUS:
             # A companion outside dementia care: one stream across sessions (memory/companion/continuity.py).

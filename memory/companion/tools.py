@@ -35,7 +35,7 @@ from memory.core import strict_json
 from memory.core.errors import Invalid, NotFound
 from memory.facts import notes as person_notes
 from memory.facts import ranking as retrieval
-from memory.facts import search, store
+from memory.facts import search, store, usage
 from memory.facts.models import Memory, MemoryType
 
 UNCONFIRMED_NOTE = (
@@ -139,7 +139,7 @@ def search_memory(args: SearchMemoryArgs, caller: Caller) -> dict[str, Any]:
             entity_cards=True,
         )
         out["entity_cards"] = confirmed.entity_cards
-        store.memory_touch(hit.memory.id for hit in result.hits)
+        usage.note(hit.memory.id for hit in result.hits)
     if args.scope in ("conversations", "both"):
         out["conversation"] = _search_session(args)
     return out

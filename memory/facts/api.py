@@ -18,7 +18,7 @@ from memory.conversations.models import AccessAction, Scope
 from memory.conversations.tenancy import Caller
 from memory.core.errors import NotFound
 from memory.core.schemas import ERRORS, RequestSchema, Text
-from memory.facts import search, store
+from memory.facts import search, store, usage
 from memory.facts import tenancy as facts_tenancy
 from memory.facts.models import Memory, MemoryType
 
@@ -275,6 +275,7 @@ def search_memories(request, payload: SearchIn):
             threshold=payload.threshold,
             entity_cards=payload.entity_cards,
         )
+    usage.note(hit.memory.id for hit in result.hits)
     return {
         "items": [
             {"score": h.score, "relevance": h.relevance, "memory": h.memory} for h in result.hits

@@ -497,18 +497,40 @@ def memories_forget(
     return deleted
 
 
-def memory_touch(ids: Iterable[uuid.UUID], *, at: datetime | None = None) -> None:
-    """Record that memories were used (retrieved for the companion): recency and use count.
+def memories_used(uses: Iterable[tuple[uuid.UUID, datetime | None, int, datetime]]) -> int:
+    """Record uses (memory id, count-once-after time or None, uses, time of the latest):
+    `use_count` goes up by the uses (by one, once, after `since`: a fact used in every turn of a
+    conversation is used once in it) and `last_used_at` moves on. The scope's generation moves too, so search copies, whose
+    ranking reads the use count, catch up. Forgotten memories are passed over. Returns the number
+    of uses counted."""
+    from django.db.models import F, Q
+    from django.db.models.functions import Greatest
 
-    Not a content change, so the scope's generation stays: search copies remain valid.
-    """
-    ids = list(ids)
-    if not ids:
-        return
-    at = at or timezone.now()
-    from django.db.models import F
-
-    Memory.objects.filter(id__in=ids).update(last_used_at=at, use_count=F("use_count") + 1)
+    uses = list(uses)
+    rows = dict(Memory.objects.filter(id__in={u[0] for u in uses}).values_list("id", "scope"))
+    counted = 0
+    by_scope: dict[str, list] = {}
+    for use in uses:
+        if use[0] in rows:
+            by_scope.setdefault(rows[use[0]], []).append(use)
+    for scope, scope_uses in by_scope.items():
+        with transaction.atomic():
+            revision = _bump_scope(scope)
+            for memory_id, since, count, at in scope_uses:
+                row = Memory.objects.filter(id=memory_id)
+                fresh = (
+                    row
+                    if since is None
+                    else row.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=since))
+                )
+                count = count if since is None else 1
+                if fresh.update(
+                    use_count=F("use_count") + count, last_used_at=at, revision=revision
+                ):
+                    counted += count
+                else:
+                    row.update(last_used_at=Greatest(F("last_used_at"), at), revision=revision)
+    return counted
 
 
 def person_memory_set_enabled(*, person_id: uuid.UUID, enabled: bool) -> Person:

@@ -12,7 +12,7 @@ from celery import shared_task
 
 from memory.core.errors import NotFound
 from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
-from memory.facts import commitments, curation, remember
+from memory.facts import commitments, curation, remember, store, usage
 
 logger = logging.getLogger(__name__)
 
@@ -43,3 +43,9 @@ def expire_memories() -> int:
 def curate_memories() -> dict:
     """Archive stale trivia and fold near-duplicate memories (never pinned or confirmed ones)."""
     return dataclasses.asdict(curation.memories_curate())
+
+
+@shared_task(name="memory.tasks.record_fact_use", **RETRY_ON_DATABASE_ERRORS)
+def record_fact_use(uses: list[list]) -> int:
+    """Record which facts reached a prompt or a search (memory/facts/usage.py)."""
+    return store.memories_used(usage.parse(uses))
