@@ -7,10 +7,11 @@ the JSON schemas in OpenAI's and Anthropic's function formats, the REST endpoint
 Every call of these tools leaves one audit row (memory.conversations.audit), with the channel
 it came through (REST or MCP); get_context, the MCP form of the per-turn /context, does not.
 
-Dementia-safe by construction: facts come back with whether a caregiver confirmed them, and an
-unconfirmed one carries a note not to state it as true or ask the person about it; conversation
-search only looks inside the session in progress and returns what was said, never when or how
-often.
+Dementia-safe by construction: for a person whose persona keeps Clara's rules (the default),
+search hands out caregiver-confirmed facts only, as the per-turn prompt does; under a continuous
+companion's policy facts come back with whether a caregiver confirmed them, and an unconfirmed
+one carries a note not to state it as true or ask the person about it. Conversation search only
+looks inside the session in progress and returns what was said, never when or how often.
 """
 
 import uuid
@@ -20,12 +21,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory.companion import context
+from memory.companion import context, continuity
 from memory.conversations import audit, tenancy
 from memory.conversations.models import (
     AccessAction,
     AccessChannel,
     ChatMessage,
+    MemoryPolicy,
     Scope,
     Session,
 )
@@ -121,15 +123,7 @@ def search_memory(args: SearchMemoryArgs, caller: Caller) -> dict[str, Any]:
     _person(caller, args.person_id)
     out: dict[str, Any] = {}
     if args.scope in ("facts", "both"):
-        result = search.memory_search(
-            prefix=store.person_namespace(args.person_id),
-            query=args.query,
-            types=args.types,
-            limit=args.limit,
-            entity_cards=True,
-        )
-        out["facts"] = [_fact_out(hit.memory) for hit in result.hits]
-        # Cards are built from confirmed facts only.
+        # Cards are built from confirmed facts only; in dementia-safe care so are the facts.
         confirmed = search.memory_search(
             prefix=store.person_namespace(args.person_id),
             query=args.query,
@@ -138,6 +132,16 @@ def search_memory(args: SearchMemoryArgs, caller: Caller) -> dict[str, Any]:
             confirmed=True,
             entity_cards=True,
         )
+        result = confirmed
+        if continuity.policy_of(args.person_id) != MemoryPolicy.DEMENTIA_SAFE:
+            result = search.memory_search(
+                prefix=store.person_namespace(args.person_id),
+                query=args.query,
+                types=args.types,
+                limit=args.limit,
+                entity_cards=False,
+            )
+        out["facts"] = [_fact_out(hit.memory) for hit in result.hits]
         out["entity_cards"] = confirmed.entity_cards
         usage.note(hit.memory.id for hit in result.hits)
     if args.scope in ("conversations", "both"):

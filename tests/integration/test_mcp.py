@@ -100,10 +100,8 @@ async def _exercise(client: Client, conversation: dict) -> dict:
     assert _body(stored)["action"] == "created"
 
     found = await client.call_tool("search_memory", {"person_id": pid, "query": "grandson"})
-    facts = _body(found)["facts"]
-    assert [fact["content"] for fact in facts] == ["Her grandson Leo plays football"]
-    # Not confirmed by a caregiver, so the agent is told not to state it as true.
-    assert facts[0]["confirmed"] is False and "not confirmed" in facts[0]["note"]
+    # Not confirmed by a caregiver: in dementia-safe care (the default) it is not handed out.
+    assert _body(found)["facts"] == []
 
     status = await client.call_tool(
         "update_status", {"person_id": pid, "fields": {"mood": "bright this morning"}}

@@ -6,6 +6,8 @@ import uuid
 import pytest
 from django.utils import timezone
 
+from memory.companion import continuity
+from memory.facts import store
 from memory.models import Memory, Person, PersonNotes
 
 pytestmark = pytest.mark.django_db
@@ -233,6 +235,27 @@ def test_tool_schemas_in_both_formats(api):
     assert anthropic[1]["input_schema"]["required"] == ["person_id", "content"]
 
 
+@pytest.mark.parametrize(("policy", "handed_out"), [("dementia_safe", False), ("continuous", True)])
+def test_unconfirmed_facts_reach_the_tools_only_where_the_personas_policy_allows(
+    api, person, policy, handed_out
+):
+    continuity.persona_policy_set(slug="companion", policy=policy, display_name="Companion")
+    continuity.person_persona_set(person_id=person.id, persona="companion")
+    pid = str(person.id)
+    api.post(
+        "/api/v1/tools/upsert_memory",
+        {"person_id": pid, "content": "Her husband John died last spring", "type": "people"},
+    )
+    facts = api.post(
+        "/api/v1/tools/search_memory", {"person_id": pid, "query": "husband John"}
+    ).json()["facts"]
+    if handed_out:
+        # Outside dementia care: there, with a note not to state it as true.
+        assert facts[0]["confirmed"] is False and "not confirmed" in facts[0]["note"]
+    else:
+        assert facts == []
+
+
 def test_tools_upsert_search_forget_and_status(api, person):
     pid = str(person.id)
     stored = api.post(
@@ -247,14 +270,14 @@ def test_tools_upsert_search_forget_and_status(api, person):
     assert stored.status_code == 200, stored.json()
     assert stored.json()["action"] == "created"
 
-    found = api.post(
-        "/api/v1/tools/search_memory", {"person_id": pid, "query": "grandson football"}
-    ).json()
+    search = {"person_id": pid, "query": "grandson football"}
+    # Not confirmed by a caregiver: in dementia-safe care (the default) it is not handed out.
+    found = api.post("/api/v1/tools/search_memory", search).json()
+    assert found["facts"] == [] and found["entity_cards"] == []
+    store.memory_confirm(uuid.UUID(stored.json()["memory"]["id"]), user=None)
+    found = api.post("/api/v1/tools/search_memory", search).json()
     assert found["facts"][0]["content"] == "Her grandson Leo plays football"
-    # Not confirmed by a caregiver: the agent is told not to present it as true.
-    assert found["facts"][0]["confirmed"] is False
-    assert "not confirmed" in found["facts"][0]["note"]
-    assert found["entity_cards"] == []
+    assert found["facts"][0]["confirmed"] is True and "note" not in found["facts"][0]
 
     status = api.post(
         "/api/v1/tools/update_status", {"person_id": pid, "fields": {"mood": "bright this morning"}}
