@@ -46,6 +46,8 @@ from django.utils.dateparse import parse_datetime
 from memory.companion.models import Narrative
 from memory.conversations.models import NarrativeUsage
 from memory.conversations.sql import db_uuid, from_db_json_value
+from memory.core import crypto
+from memory.core.fields import row_text
 
 # --- Weights -----------------------------------------------------------------------------------
 
@@ -424,6 +426,7 @@ def _json_list(value) -> list:
 
 # A person's own active narratives, read on every turn that may tell a story. Hand-written: for
 # the (usually empty) answer, building the ORM query cost more than the rest of the choice.
+# [encrypted] title, text: bound to the row (the narrative's id), decrypted by `_opened`.
 _PERSON_CANDIDATES_SQL = """
     SELECT id, title, category, target_emotions, question_types, theme_tags, length, text
     FROM narratives WHERE person_id = %s AND active = %s"""
@@ -437,17 +440,32 @@ def _person_candidates(person_id: uuid.UUID) -> list["_Candidate"]:
     return [
         _Candidate(
             id=id_,
-            title=title,
+            title=_opened(title, NARRATIVE_TITLE, id_),
             category=category,
             target_emotions=_json_list(emotions),
             question_types=_json_list(questions),
             theme_tags=_json_list(tags),
             length=length,
-            text=text,
+            text=_opened(text, NARRATIVE_TEXT, id_),
             person_id=person_id,
         )
         for id_, title, category, emotions, questions, tags, length, text in rows
     ]
+
+
+# What a narrative's encrypted columns are bound to (memory/core/fields.py `context_of`).
+NARRATIVE_TITLE = "narratives.title"
+NARRATIVE_TEXT = "narratives.text"
+
+
+def _opened(value: str | None, context: str, narrative_id: str) -> str:
+    """A narrative's title or text as selected, decrypted; one moved from another narrative
+    (bound to another id) raises DecryptionError."""
+    if value is None:
+        return ""
+    plain, bound = crypto.keyring().decrypt_bound(value, context=context)
+    crypto.check_row(bound, row_text(narrative_id), context=context)
+    return plain
 
 
 # Hand-written because the ORM took longer to build and read this query than the database took
