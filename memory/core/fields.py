@@ -42,6 +42,7 @@ from django.core.exceptions import FieldError
 from django.db import models
 from django.db.models import Lookup
 from django.db.models.expressions import Col
+from django.db.models.lookups import IContains
 
 from memory.core import crypto
 
@@ -223,6 +224,18 @@ def _refuse(field: models.Field, lookup_name: str):
     )
 
 
+class _ContainsInClearRows(IContains):
+    """`icontains` on an `EncryptedTextField(clear_unless=...)`: compared in SQL in the rows
+    whose text is stored as it is (the shared library), never in the encrypted ones."""
+
+    def as_sql(self, compiler, connection):
+        sql, params = super().as_sql(compiler, connection)
+        field = self.lhs.output_field
+        clear = field.model._meta.get_field(field.clear_unless)
+        column, column_params = compiler.compile(Col(self.lhs.alias, clear))
+        return f"({sql} AND {column} IS NULL)", [*params, *column_params]
+
+
 class _Clear(str):
     """A value `EncryptedTextField(clear_unless=...)` stores as it is (shared text)."""
 
@@ -278,7 +291,7 @@ class EncryptedTextField(_RowBound, models.TextField):
         if lookup_name == "isnull":
             return super().get_lookup(lookup_name)
         if lookup_name == "icontains":
-            return _MatchesNothing
+            return _MatchesNothing if self.clear_unless is None else _ContainsInClearRows
         _refuse(self, lookup_name)
 
     def get_transform(self, lookup_name):

@@ -454,3 +454,16 @@ def test_staff_cannot_learn_whether_another_organisations_story_id_exists(orgs, 
     unknown = ann_client.get(_url(Narrative, "change", "no-such-story"))
     assert foreign.status_code == unknown.status_code == 302
     assert foreign["Location"] == unknown["Location"]
+
+
+def test_the_story_search_finds_library_titles_and_no_encrypted_story(orgs, ann_client):
+    Narrative.objects.create(
+        id="library-sea", title="The sea at Tenby", category="grounding", text="Waves."
+    )
+    response = ann_client.get(_url(Narrative, "changelist"), {"q": "sea at tenby"})
+    assert response.status_code == 200
+    assert [obj.pk for obj in response.context["cl"].result_list] == ["library-sea"]
+    # A person's story is ciphertext in its column: its title cannot match in SQL (no 500).
+    response = ann_client.get(_url(Narrative, "changelist"), {"q": "Alma's garden"})
+    assert response.status_code == 200
+    assert list(response.context["cl"].result_list) == []
