@@ -402,9 +402,13 @@ def _library() -> list[_Candidate]:
     return library
 
 
-def theme_tags_of(narrative_ids: Collection[str]) -> dict[str, list[str]]:
+def theme_tags_of(
+    narrative_ids: Collection[str], *, person_id: uuid.UUID | None
+) -> dict[str, list[str]]:
     """The theme tags of these narratives, by id: the shared library's from memory (`_library`),
-    only the others (the person's own, retired ones) read from the database."""
+    only the others (the person's own, retired ones) read from the database. Ids come from the
+    bot (the exchanges it stored): another person's story (another organisation's) is left out,
+    as an unknown id is."""
     if not narrative_ids:
         return {}
     wanted = set(narrative_ids)
@@ -412,9 +416,13 @@ def theme_tags_of(narrative_ids: Collection[str]) -> dict[str, list[str]]:
     missing = sorted(wanted - found.keys())
     if missing:
         placeholders = ", ".join(["%s"] * len(missing))
+        whose, params = "person_id IS NULL", list(missing)
+        if person_id is not None:
+            whose, params = "(person_id IS NULL OR person_id = %s)", [*missing, db_uuid(person_id)]
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT id, theme_tags FROM narratives WHERE id IN ({placeholders})", missing
+                f"SELECT id, theme_tags FROM narratives WHERE id IN ({placeholders}) AND {whose}",  # noqa: S608 - placeholders only
+                params,
             )
             found.update((row[0], _json_list(row[1])) for row in cursor.fetchall())
     return found

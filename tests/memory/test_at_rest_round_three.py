@@ -244,3 +244,15 @@ def test_another_persons_story_id_is_answered_as_an_unknown_one_on_the_dashboard
     assert titles[2] == "Nana's garden"
     assert "Bruno's boat" not in titles
     assert titles[0] == theirs.id.replace("-", " ")  # as any unknown id is shown
+
+
+def test_a_bot_naming_another_persons_story_learns_nothing_of_its_themes():
+    """The themes of stories told this session reach the prompt the bot receives: a story id
+    the bot named that is another person's (another organisation's) is left out like an
+    unknown one."""
+    nana, bruno = _person("Nana"), _person("Bruno")
+    theirs = _story(bruno, theme_tags=["lifeboat"])
+    mine = _story(nana, theme_tags=["garden"])
+    found = narratives.theme_tags_of([theirs.id, mine.id, "no-such-story"], person_id=nana.id)
+    assert found == {mine.id: ["garden"]}
+    assert narratives.theme_tags_of([theirs.id], person_id=None) == {}
