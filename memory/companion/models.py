@@ -3,7 +3,7 @@
 from django.db import models
 
 from memory.conversations.models import ChatMessage, Person, Session
-from memory.core.fields import EncryptedTextField
+from memory.core.fields import EncryptedTextField, KeyedDigestField
 from memory.core.ids import uuid7, uuid7_text
 
 
@@ -92,7 +92,8 @@ class PendingMessage(models.Model):
     content = EncryptedTextField()
     channel = models.CharField(max_length=32, null=True, blank=True)
     # The bot's id for this message: a retried POST is the same message, not a second one.
-    client_key = models.CharField(max_length=128)
+    # Stored as a keyed digest of the person and the key (turns.client_key_digests).
+    client_key = KeyedDigestField(max_length=128)
     # Arrival order across all web workers (a database sequence, not a clock).
     arrival = models.BigIntegerField()
     arrived_at = models.DateTimeField()

@@ -1,9 +1,10 @@
 """Personal text at rest, round three (issue 30, step 5): the schema side.
 
-A narrative's title and text become encrypted fields (a person's story's, bound to the row, its
-id: the id now has a default, made by code; the shared library's stay plaintext); the bot's idempotency key becomes a keyed digest. Column types: title
-VARCHAR(200) becomes TEXT (ciphertext is longer); the rest keep theirs. The rows are rewritten
-by 0034.
+A narrative's title and text become encrypted fields (a person's story's, bound to the row,
+its id: the id now has a default, made by code; the shared library's stay plaintext); the bot's
+keys (a message's idempotency key, a queued message's client key) become keyed digests. Column
+types: title VARCHAR(200) becomes TEXT (ciphertext is longer); the rest keep theirs. The rows
+are rewritten by 0034.
 """
 
 from django.db import migrations, models
@@ -18,6 +19,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AlterField(
+            model_name="pendingmessage",
+            name="client_key",
+            field=memory.core.fields.KeyedDigestField(max_length=128),
+        ),
         migrations.AlterField(
             model_name="chatmessage",
             name="idempotency_key",

@@ -10,14 +10,16 @@ Forward, in this order:
 2. Every narrative's title and text are encrypted and bound to the row (the `rotate_keys` pass,
    memory/reencrypt.py).
 3. Every idempotency key is replaced by its keyed digest (memory/conversations/sql.py
-   `db_idempotency_key`: the key and its session), so a retry still finds its exchange.
+   `db_idempotency_key`: the key and its session), so a retry still finds its exchange; so is
+   every queued message's client key (memory/companion/turns.py `client_key_digests`: the key
+   and its person).
 4. Every repetition fingerprint is made again from its record's original message under its
    person's own key (or its anonymous session's): equal words of two people now differ. The
    fingerprints kept with agreed answers in a person's profile are made again the same way.
 
 Reverse: titles and texts are written back as plaintext; fingerprints (records' and agreed
 answers') are made again under the one key of all people, as the code before made them. The new
-ids stay (valid slugs) and the idempotency keys stay digests (a digest cannot be undone: a retry
+ids stay (valid slugs) and the idempotency and client keys stay digests (a digest cannot be undone: a retry
 of an exchange stored before this migration, under the code before, is stored again).
 """
 
@@ -74,6 +76,20 @@ def _hash_idempotency_keys(apps, schema_editor):
         )
 
 
+def _hash_client_keys(apps, schema_editor):
+    from memory.companion.turns import client_key_digests
+    from memory.core import crypto
+
+    kids = set(crypto.keyring().by_kid)
+    PendingMessage = apps.get_model("memory", "PendingMessage")
+    for pending in PendingMessage.objects.only("id", "person_id", "client_key").iterator():
+        key = pending.client_key
+        if _DIGEST.match(key) and key[:8] in kids:
+            continue
+        pending.client_key = client_key_digests(key, person_id=pending.person_id)[0]
+        pending.save(update_fields=["client_key"])
+
+
 def _legacy_tokens(words: str) -> str:
     """A fingerprint as the code before this migration made it: one key for all people."""
     from memory.core import crypto
@@ -112,6 +128,7 @@ def forward(apps, schema_editor):
 
     _rename_person_narratives(apps, schema_editor)
     _hash_idempotency_keys(apps, schema_editor)
+    _hash_client_keys(apps, schema_editor)
     reencrypt.reencrypt_all(
         [apps.get_model("memory", "Narrative"), apps.get_model("memory", "RepetitionRecord")]
     )

@@ -279,10 +279,18 @@ def test_stories_keys_and_fingerprints_written_before_are_rewritten_and_back():
     idempotency key, fingerprints under the one key of all people."""
     import importlib
 
+    from memory.companion import turns
     from memory.conversations import repetition, services
     from memory.conversations import sql as storage
     from memory.core import crypto
-    from memory.models import ChatMessage, Narrative, NarrativeUsage, Person, RepetitionRecord
+    from memory.models import (
+        ChatMessage,
+        Narrative,
+        NarrativeUsage,
+        PendingMessage,
+        Person,
+        RepetitionRecord,
+    )
 
     rewrite = importlib.import_module(
         "memory.migrations.0034_narrative_ids_texts_keys_and_fingerprints_rewritten"
@@ -324,15 +332,24 @@ def test_stories_keys_and_fingerprints_written_before_are_rewritten_and_back():
         )
         db_session = storage.db_uuid(session.id)
 
-        _migrate(ROUND_THREE_BEFORE)
+        old_apps = _migrate(ROUND_THREE_BEFORE)
         # The reverse: plaintext stories, fingerprints as the code before made them.
         assert raw("SELECT title FROM narratives WHERE id = 'nan-wedding'") == [
             ("Nana's wedding at St Brigid's",)
         ]
         legacy = rewrite._legacy_tokens(repetition.fingerprint(question))
         assert raw("SELECT fingerprint FROM repetition_tracking") == [(legacy,)]
-        # As the code before stored the key: verbatim.
+        # As the code before stored the keys: verbatim.
         raw("UPDATE chat_messages SET idempotency_key = 'turn-7' WHERE idempotency_key IS NOT NULL")
+        pending = old_apps.get_model("memory", "PendingMessage").objects.create(
+            id=uuid.uuid4(),
+            person_id=person.id,
+            session_id=session.id,
+            content="Are you there?",
+            client_key="m-1",
+            arrival=1,
+            arrived_at=now,
+        )
 
         _migrate(ROUND_THREE_AFTER)
         assert raw("SELECT id FROM narratives WHERE id = 'nan-wedding'") == []
@@ -348,6 +365,9 @@ def test_stories_keys_and_fingerprints_written_before_are_rewritten_and_back():
         ]
         assert raw("SELECT idempotency_key FROM chat_messages WHERE role = 'user'") == [
             (storage.db_idempotency_key("turn-7", session_id=db_session),)
+        ]
+        assert raw("SELECT client_key FROM pending_messages") == [
+            (turns.client_key_digests("m-1", person_id=person.id)[0],)
         ]
         scope = repetition.scope_of(person_id=person.id, session_id=None)
         tokens = repetition.stored_fingerprint(question, scope=scope)
@@ -369,3 +389,7 @@ def test_stories_keys_and_fingerprints_written_before_are_rewritten_and_back():
     agreed = Person.objects.get(id=person.id).caregiver_context["agreedQuestions"][0]
     assert agreed["fingerprint"] == tokens
     assert RepetitionRecord.objects.filter(fingerprint=tokens).count() == 1
+    # The queued message is found by its key as before: a retry queues nothing new.
+    turn = turns.message_submit(session_id=session.id, message="Are you there?", client_key="m-1")
+    assert turn.parts == ["Are you there?"]
+    assert list(PendingMessage.objects.values_list("id", flat=True)) == [pending.id]

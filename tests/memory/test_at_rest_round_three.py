@@ -256,3 +256,23 @@ def test_a_bot_naming_another_persons_story_learns_nothing_of_its_themes():
     found = narratives.theme_tags_of([theirs.id, mine.id, "no-such-story"], person_id=nana.id)
     assert found == {mine.id: ["garden"]}
     assert narratives.theme_tags_of([theirs.id], person_id=None) == {}
+
+
+def test_a_queued_messages_client_key_is_stored_as_a_keyed_digest_and_a_retry_is_the_same():
+    from memory.companion import turns
+    from memory.models import PendingMessage
+
+    session, _ = services.session_resolve(session_id=uuid.uuid4(), user_id=_person("Nana").id)
+    first = turns.message_submit(session_id=session.id, message="Hello", client_key="m-1")
+    queued = turns.message_submit(
+        session_id=session.id, message="Are you there?", client_key=SECRET_KEY_TEXT
+    )
+    retry = turns.message_submit(
+        session_id=session.id, message="Are you there?", client_key=SECRET_KEY_TEXT
+    )
+    assert isinstance(first, turns.Turn)
+    assert retry.pending_id == queued.pending_id
+    assert PendingMessage.objects.count() == 2
+    stored = _raw("pending_messages", "client_key")
+    assert SECRET_KEY_TEXT not in " ".join(stored) and "m-1" not in stored
+    assert all(key.split(":")[0] == crypto.keyring().primary.kid for key in stored)
