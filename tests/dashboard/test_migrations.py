@@ -301,7 +301,7 @@ def test_stories_keys_and_fingerprints_written_before_are_rewritten_and_back():
     def raw(sql, params=()):
         with connection.cursor() as cursor:
             cursor.execute(sql, list(params))
-            return cursor.fetchall()
+            return cursor.fetchall() if cursor.description else None
 
     try:
         now = timezone.now()
