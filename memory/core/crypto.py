@@ -378,8 +378,10 @@ class Keyring:
         if found is None:
             if not scope:
                 raise ValueError("A fingerprint is keyed for a person or a session: no scope.")
+            # HMAC(hash key, "fingerprint" NUL "scope" NUL scope): never equal to a word's
+            # token made directly under the hash key (the single key of the code before).
             derive = key.fingerprint_mac.copy()
-            derive.update(scope.encode("utf-8"))
+            derive.update(b"scope\x00" + scope.encode("utf-8"))
             found = hmac.new(derive.digest(), b"", hashlib.sha256)
             if len(self._scope_macs) >= SCOPE_CACHE_SIZE:
                 self._scope_macs.clear()
