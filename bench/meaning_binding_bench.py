@@ -71,7 +71,8 @@ def main() -> None:
 
     before = _load_before(args.before)
     meanings = [meaning.analyse(text) for text in PHRASES]
-    fingerprints = [repetition.stored_variants(repetition.fingerprint(t))[0] for t in PHRASES]
+    scope = repetition.scope_of(person_id=uuid.uuid4(), session_id=None)
+    fingerprints = [repetition.stored_fingerprint(t, scope=scope) for t in PHRASES]
     qtypes = [repetition.question_type(t) for t in PHRASES]
     rows = [uuid.uuid4() for _ in PHRASES]
     old_rows = [
@@ -86,7 +87,7 @@ def main() -> None:
     new_pg = [
         (fp, qt, v, r) for fp, qt, v, r in zip(fingerprints, qtypes, new_values, rows, strict=True)
     ]
-    variants = repetition.stored_variants(repetition.fingerprint(CURRENT))
+    variants = repetition.stored_variants(repetition.fingerprint(CURRENT), scope=scope)
     qtype = repetition.question_type(CURRENT)
     current = meaning.analyse(CURRENT)
 

@@ -818,7 +818,10 @@ def bench_semantic(session_ids: list, n: int, rng: random.Random) -> dict:
                     (fp, qtype, stored, rid) for fp, qtype, stored, _m, _r, rid in cursor.fetchall()
                 ]
             rows_seen.append(len(earlier))
-            variants = repetition.stored_variants(repetition.fingerprint(message))
+            variants = repetition.stored_variants(
+                repetition.fingerprint(message),
+                scope=repetition.scope_of(person_id=None, session_id=sid),
+            )
             qtype = repetition.question_type(message)
             repeats.clear_caches()
             found = timed("analysis", lambda m=message: repeats.meaning_of(m))

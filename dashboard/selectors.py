@@ -836,11 +836,7 @@ def what_calms(*, person: Person, now: datetime) -> tuple[list[Calming], list[Ca
         for row in effect.get("by_category", [])
     ]
     stories = effect.get("by_narrative", [])
-    titles = dict(
-        Narrative.objects.filter(id__in=[row["narrative_id"] for row in stories]).values_list(
-            "id", "title"
-        )
-    )
+    titles = _titles_for(person, [row["narrative_id"] for row in stories])
     by_story = [
         Calming(
             name=titles.get(row["narrative_id"], row["narrative_id"].replace("-", " ")),
@@ -1012,10 +1008,21 @@ def transcript(*, person: Person, session_id: uuid.UUID) -> list[TranscriptLine]
     return lines
 
 
-def story_titles(used: list[dict]) -> list[str]:
+def _titles_for(person: Person, ids: list[str]) -> dict[str, str]:
+    """Titles of the library's stories and of this person's own, by id. A bot may name any id
+    in an exchange: another person's story (another organisation's) is answered as an unknown
+    id is, never with its title."""
+    return dict(
+        Narrative.objects.filter(Q(person__isnull=True) | Q(person=person), id__in=ids).values_list(
+            "id", "title"
+        )
+    )
+
+
+def story_titles(used: list[dict], *, person: Person) -> list[str]:
     """Titles of the stories a session summary lists (each once, in order told)."""
     ids = list(dict.fromkeys(str(item.get("id")) for item in used if item.get("id")))
-    titles = dict(Narrative.objects.filter(id__in=ids).values_list("id", "title"))
+    titles = _titles_for(person, ids)
     return [titles.get(story_id, story_id.replace("-", " ")) for story_id in ids]
 
 

@@ -343,7 +343,9 @@ def session(request: HttpRequest, person_id: uuid.UUID, session_id: uuid.UUID) -
             f"{words.question_phrase(t['question_type'], subject)} ({words.times(t['count'])})"
             for t in summary.get("key_topics") or []
         ],
-        "stories": selectors.story_titles(summary.get("narratives_used") or []),
+        "stories": selectors.story_titles(
+            summary.get("narratives_used") or [], person=access.person
+        ),
         "neighbours": conversation_search.neighbours(person=access.person, started=row.started),
     }
     return _render(request, "dashboard/session.html", access, context)

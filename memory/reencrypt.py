@@ -10,7 +10,8 @@ applies if the stored value is still the one read (compare-and-set), so a row a 
 changed meanwhile is left alone and picked up by the next run.
 
 Repetition fingerprints cannot be decrypted (they are keyed hashes); they are recomputed from the
-record's original message, which is the text they were made from. A repetition record's meaning
+record's original message, which is the text they were made from, under the key of the record's
+person (or anonymous session). A repetition record's meaning
 (a binary column) carries keyed hashes of its words too: under an old key it is made again from
 the original message (one MiniLM pass a record, ~11 ms of CPU: about 3 hours per million of the
 person's messages on a 2-core machine), so old and new messages still compare by meaning; rows
@@ -113,6 +114,18 @@ def _same_key(raw, ring: crypto.Keyring) -> bool:
     return kid == ring.primary.kid.encode("ascii")
 
 
+def _clear_column(field) -> str | None:
+    """The column that says whether a row's value of `field` is shared text (stored as it is),
+    for an `EncryptedTextField(clear_unless=...)`; else None."""
+    attname = getattr(field, "clear_unless", None)
+    return None if attname is None else field.model._meta.get_field(attname).column
+
+
+def _is_clear(field, row: dict) -> bool:
+    column = _clear_column(field)
+    return column is not None and row.get(column) is None
+
+
 def _bound_row(field, row: dict) -> str | None:
     """The row `field`'s values are bound to in `row` (memory/core/fields.py `row_attname`)."""
     if isinstance(field, EncryptedKeyField | FingerprintField | LookupHashField):
@@ -152,6 +165,11 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
     if raw is None or isinstance(field, KeyedDigestField):
         return None  # nothing stored holds a digest's secret: counted, never rewritten
     context = context_of(field)
+    if _is_clear(field, row):
+        # Shared text about no one (the narratives' library): kept as it is.
+        if not crypto.is_encrypted(raw):
+            return None
+        return _Change(ring.decrypt(raw, context=context), raw)
     bound = _bound_row(field, row)
     if isinstance(field, EncryptedBinaryField):
         if ring.is_current_bytes(raw, row=bound):
@@ -182,7 +200,13 @@ def _plan_encrypt(field, raw, row: dict, ring: crypto.Keyring) -> _Change | None
 
         original = row.get("original_message")
         original = "" if original is None else ring.decrypt(original, context=_ORIGINAL)
-        tokens = ring.fingerprint_tokens(repetition.fingerprint(original))
+        words = repetition.fingerprint(original)
+        if not words:
+            return None if raw == "" else _Change("", raw)
+        scope = repetition.scope_of(
+            person_id=row.get("person_id"), session_id=row.get("session_id")
+        )
+        tokens = ring.fingerprint_tokens(words, scope=scope)
         return None if tokens == raw else _Change(tokens, raw)
     if isinstance(field, EncryptedJSONField):
         parsed = _parse_json(raw)
@@ -244,16 +268,19 @@ def _sweep(
         table = model._meta.db_table
         batch_size = min(all_batch_size, _BATCH_LIMITS.get(table, all_batch_size))
         pk = model._meta.pk.column
-        # A fingerprint is made from the original message: read it alongside.
+        # A fingerprint is made from the original message, under its person's (or session's)
+        # key: read them alongside.
         columns = [f.column for f in fields]
-        if (
-            any(isinstance(f, FingerprintField) for f in fields)
-            and "original_message" not in columns
-        ):
-            columns.append("original_message")
+        if any(isinstance(f, FingerprintField) for f in fields):
+            columns += [
+                c for c in ("original_message", "person_id", "session_id") if c not in columns
+            ]
         for field in fields:
             if isinstance(field, LookupHashField) and field.source_field().column not in columns:
                 columns.append(field.source_field().column)
+            clear = _clear_column(field)
+            if clear is not None and clear not in columns:
+                columns.append(clear)
         # Values are bound to their row: read what they are bound to (when not the pk).
         attname = row_attname(model)
         if attname is not None:

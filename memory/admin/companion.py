@@ -95,6 +95,14 @@ class NarrativeAdmin(OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
         # The id is the primary key: changing it would save a second narrative, not rename one.
         return ("created_at", "updated_at") + (("id",) if obj is not None else ())
 
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if obj is None and not request.user.is_superuser:
+            # Made by code (memory/core/ids.py uuid7_text): an id typed here would tell its
+            # author whether another organisation already has it ("already exists").
+            return tuple(name for name in fields if name != "id")
+        return fields
+
     def has_change_permission(self, request, obj=None):
         # The library (no person) is every organisation's: only a superuser changes it.
         if obj is not None and obj.person_id is None and not request.user.is_superuser:

@@ -68,10 +68,10 @@ def _answer_helps(query: MemoryQueryResult) -> bool:
     return query.current_emotion.trajectory != Trajectory.ESCALATING
 
 
-def _told_themes(narrative_ids: list[str]) -> list[str]:
+def _told_themes(narrative_ids: list[str], person_id) -> list[str]:
     if not narrative_ids:
         return []
-    tags_by_id = narratives.theme_tags_of(narrative_ids)
+    tags_by_id = narratives.theme_tags_of(narrative_ids, person_id=person_id)
     themes: dict[str, None] = {}
     for narrative_id in narrative_ids:
         for tag in tags_by_id.get(narrative_id) or []:
@@ -239,7 +239,7 @@ def context_build(
         repeat_count=query.repeat_count,
         feelings=feelings,
         narrative=context.NarrativeSeed(chosen.text, tuple(chosen.theme_tags)) if chosen else None,
-        told_themes=_told_themes(query.used_narrative_ids),
+        told_themes=_told_themes(query.used_narrative_ids, query.session.person_id),
         anchors=context.find_anchors([*recent_texts, message]),
         known_topics=known,
         avoid_topics=avoid,

@@ -3,15 +3,19 @@
 from django.db import models
 
 from memory.conversations.models import ChatMessage, Person, Session
-from memory.core.fields import EncryptedTextField
-from memory.core.ids import uuid7
+from memory.core.fields import EncryptedTextField, KeyedDigestField
+from memory.core.ids import uuid7, uuid7_text
 
 
 class Narrative(models.Model):
     """A short story or grounding text Clara can lean on: the team's library, or one about the person.
 
     Person-specific narratives are written by caregivers about the person's own life; the
-    library's (person is null) are for everyone.
+    library's (person is null) are for everyone. A person's story has its title and text
+    encrypted at rest and bound to the row (its id); the library's stay as they are (text about
+    no one, the same for every organisation: `clear_unless`). The id is made by code
+    (`uuid7_text`: time-ordered, 74 random bits), so one organisation cannot guess or confirm
+    another's; the starter library keeps its slugs (migration 0003).
     """
 
     class Category(models.TextChoices):
@@ -26,8 +30,9 @@ class Narrative(models.Model):
         MEDIUM = "medium"
         LONG = "long"
 
-    id = models.SlugField(max_length=128, primary_key=True)
-    title = models.CharField(max_length=200)
+    id = models.SlugField(max_length=128, primary_key=True, default=uuid7_text)
+    # max_length limits form input; the column is TEXT (the ciphertext is longer).
+    title = EncryptedTextField(max_length=200, clear_unless="person_id")
     category = models.CharField(max_length=32, choices=Category.choices)
     # Emotions this narrative is meant to meet (values of Emotion).
     target_emotions = models.JSONField(default=list, blank=True)
@@ -35,7 +40,7 @@ class Narrative(models.Model):
     question_types = models.JSONField(default=list, blank=True)
     theme_tags = models.JSONField(default=list, blank=True)
     length = models.CharField(max_length=8, choices=Length.choices, default=Length.SHORT)
-    text = models.TextField()
+    text = EncryptedTextField(clear_unless="person_id")
     active = models.BooleanField(default=True)
     person = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.CASCADE, related_name="own_narratives"
@@ -87,7 +92,8 @@ class PendingMessage(models.Model):
     content = EncryptedTextField()
     channel = models.CharField(max_length=32, null=True, blank=True)
     # The bot's id for this message: a retried POST is the same message, not a second one.
-    client_key = models.CharField(max_length=128)
+    # Stored as a keyed digest of the person and the key (turns.client_key_digests).
+    client_key = KeyedDigestField(max_length=128)
     # Arrival order across all web workers (a database sequence, not a clock).
     arrival = models.BigIntegerField()
     arrived_at = models.DateTimeField()

@@ -46,6 +46,8 @@ from django.utils.dateparse import parse_datetime
 from memory.companion.models import Narrative
 from memory.conversations.models import NarrativeUsage
 from memory.conversations.sql import db_uuid, from_db_json_value
+from memory.core import crypto
+from memory.core.fields import row_text
 
 # --- Weights -----------------------------------------------------------------------------------
 
@@ -400,9 +402,13 @@ def _library() -> list[_Candidate]:
     return library
 
 
-def theme_tags_of(narrative_ids: Collection[str]) -> dict[str, list[str]]:
+def theme_tags_of(
+    narrative_ids: Collection[str], *, person_id: uuid.UUID | None
+) -> dict[str, list[str]]:
     """The theme tags of these narratives, by id: the shared library's from memory (`_library`),
-    only the others (the person's own, retired ones) read from the database."""
+    only the others (the person's own, retired ones) read from the database. Ids come from the
+    bot (the exchanges it stored): another person's story (another organisation's) is left out,
+    as an unknown id is."""
     if not narrative_ids:
         return {}
     wanted = set(narrative_ids)
@@ -410,9 +416,13 @@ def theme_tags_of(narrative_ids: Collection[str]) -> dict[str, list[str]]:
     missing = sorted(wanted - found.keys())
     if missing:
         placeholders = ", ".join(["%s"] * len(missing))
+        whose, params = "person_id IS NULL", list(missing)
+        if person_id is not None:
+            whose, params = "(person_id IS NULL OR person_id = %s)", [*missing, db_uuid(person_id)]
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT id, theme_tags FROM narratives WHERE id IN ({placeholders})", missing
+                f"SELECT id, theme_tags FROM narratives WHERE id IN ({placeholders}) AND {whose}",  # noqa: S608 - placeholders only
+                params,
             )
             found.update((row[0], _json_list(row[1])) for row in cursor.fetchall())
     return found
@@ -424,6 +434,7 @@ def _json_list(value) -> list:
 
 # A person's own active narratives, read on every turn that may tell a story. Hand-written: for
 # the (usually empty) answer, building the ORM query cost more than the rest of the choice.
+# [encrypted] title, text: bound to the row (the narrative's id), decrypted by `_opened`.
 _PERSON_CANDIDATES_SQL = """
     SELECT id, title, category, target_emotions, question_types, theme_tags, length, text
     FROM narratives WHERE person_id = %s AND active = %s"""
@@ -437,17 +448,32 @@ def _person_candidates(person_id: uuid.UUID) -> list["_Candidate"]:
     return [
         _Candidate(
             id=id_,
-            title=title,
+            title=_opened(title, NARRATIVE_TITLE, id_),
             category=category,
             target_emotions=_json_list(emotions),
             question_types=_json_list(questions),
             theme_tags=_json_list(tags),
             length=length,
-            text=text,
+            text=_opened(text, NARRATIVE_TEXT, id_),
             person_id=person_id,
         )
         for id_, title, category, emotions, questions, tags, length, text in rows
     ]
+
+
+# What a narrative's encrypted columns are bound to (memory/core/fields.py `context_of`).
+NARRATIVE_TITLE = "narratives.title"
+NARRATIVE_TEXT = "narratives.text"
+
+
+def _opened(value: str | None, context: str, narrative_id: str) -> str:
+    """A narrative's title or text as selected, decrypted; one moved from another narrative
+    (bound to another id) raises DecryptionError."""
+    if value is None:
+        return ""
+    plain, bound = crypto.keyring().decrypt_bound(value, context=context)
+    crypto.check_row(bound, row_text(narrative_id), context=context)
+    return plain
 
 
 # Hand-written because the ORM took longer to build and read this query than the database took

@@ -21,6 +21,7 @@ from django.utils import timezone
 from memory.companion.models import PendingMessage, TurnLock
 from memory.conversations import services
 from memory.conversations.models import Session
+from memory.core import crypto
 from memory.core.errors import Conflict, NotFound
 
 
@@ -74,6 +75,18 @@ def _session_person(session_id: uuid.UUID):
     return session
 
 
+CLIENT_KEY = "pending_messages.client_key"
+
+
+def client_key_digests(client_key: str, *, person_id: uuid.UUID) -> list[str]:
+    """The bot's key for a queued message as `PendingMessage.client_key` stores it: a keyed
+    digest of the person and the key (never the key itself, which the bot may fill with what it
+    likes), under every configured key, the primary's first (a retry during a rotation)."""
+    return crypto.keyring().keyed_digest_variants(
+        f"{person_id}\x00{client_key}", purpose=CLIENT_KEY
+    )
+
+
 def message_submit(
     *,
     session_id: uuid.UUID,
@@ -89,8 +102,9 @@ def message_submit(
     session = _session_person(session_id)
     with transaction.atomic():
         lock = _lock_row(session.person_id)
+        digests = client_key_digests(client_key, person_id=session.person_id)
         existing = PendingMessage.objects.filter(
-            person_id=session.person_id, client_key=client_key
+            person_id=session.person_id, client_key__in=digests
         ).first()
         if existing is None:
             existing = PendingMessage.objects.create(
@@ -98,7 +112,7 @@ def message_submit(
                 session_id=session.id,
                 content=redact(message).text,
                 channel=channel,
-                client_key=client_key,
+                client_key=digests[0],
                 arrival=lock.next_arrival,
                 arrived_at=at,
             )

@@ -20,6 +20,7 @@ from memory.core.fields import (
     FindableTextField,
     FingerprintField,
     KeepsLookupIndexes,
+    KeyedDigestField,
     LookupHashField,
 )
 from memory.core.ids import uuid7
@@ -293,7 +294,9 @@ class ChatMessage(models.Model):
     narrative_id = models.CharField(max_length=128, null=True, blank=True)
     processing_time_ms = models.PositiveIntegerField(null=True, blank=True)
     # Set on the person's message of an exchange the bot sent with a key; a retry finds it here.
-    idempotency_key = models.CharField(max_length=128, null=True, blank=True)
+    # Stored as a keyed digest of the key and the session (sql.db_idempotency_key), never the
+    # key itself; 128 wide as before (keys stored before the digest are rewritten by 0034).
+    idempotency_key = KeyedDigestField(max_length=128, null=True, blank=True)
     # Where it was said (voice, app, sms...), for companions that follow a person across channels.
     channel = models.CharField(max_length=32, null=True, blank=True)
     # The person's messages: whether this one needed a person (the recogniser's verdict or the

@@ -3,9 +3,11 @@
 Pure functions, no database: the services feed them the session's stored fingerprints.
 
 `fingerprint()` gives the content words. What the database stores is `stored_fingerprint()`:
-each word as a keyed-hash token (memory/core/crypto.py), sorted, so the words are not readable in the
-database, equal word sets are still equal strings, and Jaccard on the tokens equals Jaccard on
-the words. Stored fingerprints are compared with `count_repeats_stored`.
+each word as a keyed-hash token (memory/core/crypto.py) under the person's own key (`scope_of`:
+the person's, or an anonymous session's), sorted, so the words are not readable in the database,
+one person's equal word sets are still equal strings, Jaccard on the tokens equals Jaccard on
+the words, and two people's equal words differ. Stored fingerprints are compared with
+`count_repeats_stored`.
 """
 
 import re
@@ -13,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from memory.conversations.models import QuestionType
 from memory.core import crypto
+from memory.core.fields import FingerprintTokens
 
 SIMILARITY_THRESHOLD = 0.6
 # From this many repeats in a session the talk is circular: the session is flagged chronic for
@@ -203,16 +206,24 @@ def count_repeats(
     )
 
 
-def stored_fingerprint(message: str) -> str:
-    """The fingerprint of `message` as the database stores it (keyed tokens, primary key)."""
-    return crypto.fingerprint_tokens(fingerprint(message))
+def scope_of(*, person_id, session_id) -> str:
+    """Whose key a message's fingerprint is made with: its person's, else its session's (an
+    anonymous session; linking it to a person re-keys its rows, services.session_resolve)."""
+    return crypto.fingerprint_scope(person_id=person_id, session_id=session_id)
 
 
-def stored_variants(fingerprint_: str) -> list[str]:
-    """A (word) fingerprint as stored under each configured key, the primary key's first."""
+def stored_fingerprint(message: str, *, scope: str) -> FingerprintTokens:
+    """The fingerprint of `message` as the database stores it (keyed tokens under `scope`'s
+    key, made from the primary key): also what a `fingerprint=` lookup takes."""
+    return FingerprintTokens(crypto.fingerprint_tokens(fingerprint(message), scope=scope))
+
+
+def stored_variants(fingerprint_: str, *, scope: str) -> list[str]:
+    """A (word) fingerprint as stored for `scope` under each configured key, the primary key's
+    first."""
     if not fingerprint_:
         return [""]
-    return crypto.fingerprint_variants(fingerprint_)
+    return crypto.fingerprint_variants(fingerprint_, scope=scope)
 
 
 def count_repeats_stored(

@@ -217,13 +217,17 @@ def memory_query(
     now = now or timezone.now()
     # Compared as stored: redacted first, so a secret neither changes the match nor travels on.
     message = sensitive.redact_text(message)
-    # Stored fingerprints are keyed tokens: this message's, under every configured key.
-    fingerprints = repetition.stored_variants(repetition.fingerprint(message))
+    words = repetition.fingerprint(message)
     question_type = repetition.question_type(message)
     db_session_id = storage.db_uuid(session_id)
     meaning = None
     with connection.cursor() as cursor:
         session = _session_info(cursor, session_id, db_session_id, organisation_id)
+        # Stored fingerprints are keyed tokens under the person's key: this message's, under
+        # every configured key.
+        fingerprints = repetition.stored_variants(
+            words, scope=repetition.scope_of(person_id=session.person_id, session_id=session_id)
+        )
 
         cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
         earlier = cursor.fetchall()

@@ -156,6 +156,7 @@ def session_resolve(
                 model.objects.filter(session_id=session.id, person__isnull=True).update(
                     person=person
                 )
+            _fingerprints_rekey(session_id=session.id)
             signals.session_linked.send(
                 sender=signals.SessionLinked,
                 event=signals.SessionLinked(session_id=session.id, person_id=person.id),
@@ -165,6 +166,17 @@ def session_resolve(
         session.ended_at = None
         session.save(update_fields=["person", "last_activity_at", "status", "ended_at"])
         return session, False
+
+
+def _fingerprints_rekey(*, session_id: uuid.UUID) -> None:
+    """Make a session's fingerprints again under its person's key: an anonymous session's were
+    made under the session's own (`repetition.scope_of`), which the person's other sessions
+    never match. Made from each record's original message, the text they were made from."""
+    for record in RepetitionRecord.objects.filter(session_id=session_id).only(
+        "id", "session_id", "person_id", "original_message", "fingerprint"
+    ):
+        record.fingerprint = repetition.fingerprint(record.original_message or "")
+        record.save(update_fields=["fingerprint"])
 
 
 def _session_close_locked(*, session: Session, at: datetime, status: str) -> Session:
@@ -254,9 +266,10 @@ _NOT_ANALYSED = object()
 
 
 def _stored_exchange_for_key(
-    cursor, *, db_session_id, idempotency_key: str, user_message: str
+    cursor, *, session_id: uuid.UUID, db_session_id, idempotency_key: str, user_message: str
 ) -> StoredExchange | None:
-    cursor.execute(storage.MESSAGE_BY_KEY, [db_session_id, idempotency_key])
+    digests = storage.idempotency_digests(idempotency_key, session_id=session_id)
+    cursor.execute(storage.message_by_key_sql(len(digests)), [db_session_id, *digests])
     row = cursor.fetchone()
     if row is None:
         return None
@@ -392,8 +405,7 @@ def _exchange_write(
         raise Invalid("assistant_message must not be empty.", field="assistant_message")
     if meaning is _NOT_ANALYSED:
         meaning = repeats.meaning_of(user_message)
-    # The fingerprint as keyed tokens, under every configured key (the primary's is stored).
-    fingerprints = repetition.stored_variants(repetition.fingerprint(user_message))
+    words = repetition.fingerprint(user_message)
     question_type = repetition.question_type(user_message)
     db_session_id = storage.db_uuid(session_id)
     db_at = storage.db_datetime(at)
@@ -409,12 +421,18 @@ def _exchange_write(
         if idempotency_key is not None:
             stored = _stored_exchange_for_key(
                 cursor,
+                session_id=session_id,
                 db_session_id=db_session_id,
                 idempotency_key=idempotency_key,
                 user_message=user_message,
             )
             if stored is not None:
                 return stored
+        # The fingerprint as keyed tokens under the person's key (an anonymous session's own
+        # until it is linked), under every configured key (the primary's is stored).
+        fingerprints = repetition.stored_variants(
+            words, scope=repetition.scope_of(person_id=person_id, session_id=session_id)
+        )
 
         cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
         repeat_count = sum(
@@ -468,7 +486,8 @@ def _exchange_write(
             storage.INSERT_MESSAGES,
             [
                 db_user_id, db_session_id, db_person_id, db_user_message, db_at, sequence,
-                idempotency_key, channel, escalation,
+                storage.db_idempotency_key(idempotency_key, session_id=session_id), channel,
+                escalation,
                 db_assistant_id, db_session_id, db_person_id, db_assistant_message, db_at,
                 sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
                 channel,

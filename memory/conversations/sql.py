@@ -66,6 +66,30 @@ REPETITION_RESPONSE = "repetition_tracking.response_given"
 REPETITION_MEANING = "repetition_tracking.meaning"
 PERSON_CONTEXT = "people.caregiver_context"
 PERSON_NAME = "people.display_name"
+IDEMPOTENCY_KEY = "chat_messages.idempotency_key"
+
+
+def _idempotency_value(key: str, session_id) -> str:
+    # The session inside the hashed value: the same key sent in two sessions gives two digests,
+    # so stored digests link no rows across sessions.
+    return f"{from_db_uuid(session_id)}\x00{key}"
+
+
+def db_idempotency_key(key: str | None, *, session_id) -> str | None:
+    """The bot's idempotency key as chat_messages stores it: a keyed digest
+    (`<key id>:<HMAC-SHA256>`, memory/core/crypto.py) of the key and its session, never the key
+    itself (a bot may put what it likes in it)."""
+    if key is None:
+        return None
+    return crypto.keyed_digest(_idempotency_value(key, session_id), purpose=IDEMPOTENCY_KEY)
+
+
+def idempotency_digests(key: str, *, session_id) -> list[str]:
+    """`db_idempotency_key` under every configured key, the primary's first: a retry finds an
+    exchange stored before a key rotation (digests cannot be made again without the key)."""
+    return crypto.keyring().keyed_digest_variants(
+        _idempotency_value(key, session_id), purpose=IDEMPOTENCY_KEY
+    )
 
 
 def from_db_encrypted_json(value, *, context: str, row=None) -> dict:
@@ -170,10 +194,17 @@ SESSION_FOR_WRITE = """
     SELECT person_id, message_count, status, last_activity_at, escalation_triggered,
            chronic_repetition_pattern, organisation_id
     FROM sessions WHERE id = %s"""
-# uniq_messages_session_idempotency. [encrypted] content
+# uniq_messages_session_idempotency. [encrypted] content. The key as a keyed digest under each
+# configured key (`idempotency_digests`: one while no rotation is under way).
 MESSAGE_BY_KEY = """
     SELECT id, sequence_number, content FROM chat_messages
-    WHERE session_id = %s AND idempotency_key = %s"""
+    WHERE session_id = %s AND idempotency_key IN ({keys})"""
+
+
+def message_by_key_sql(variants: int) -> str:
+    return MESSAGE_BY_KEY.format(keys=", ".join(["%s"] * variants))
+
+
 # idx_messages_session_seq
 MESSAGE_ID_AT = """
     SELECT id FROM chat_messages WHERE session_id = %s AND sequence_number = %s"""

@@ -22,9 +22,12 @@ migration or `rotate_keys` reaches them; anything with the prefix that does not 
 `DecryptionError`: a wrong or missing key fails loudly, never as silent garbage.
 
 Matching without plaintext: `fingerprint_tokens` turns each word of a repetition fingerprint
-into a keyed hash (HMAC-SHA256 under a key derived separately from each encryption key), so equal
-words give equal tokens. Jaccard on the token sets equals Jaccard on the word sets and exact
-equality in SQL still works, but the words themselves are not in the database.
+into a keyed hash (HMAC-SHA256) under a key of its own for each person (`fingerprint_scope`:
+derived from each encryption key's hash key and the person's id, or an anonymous session's id),
+so one person's equal words give equal tokens. Jaccard on the token sets equals Jaccard on the
+word sets and exact equality in SQL still works, but the words themselves are not in the
+database, and the same word of two people gives two unrelated tokens: counting tokens across
+people (frequency analysis) or matching one person's question with another's tells nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import functools
 import hashlib
 import hmac
 import os
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,6 +78,8 @@ KID_CHARS = 8
 # splits, trims or lower-cases fingerprints (no digits, no spaces, no upper case).
 TOKEN_BYTES = 10
 _HEX_TO_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+# Fingerprint keys kept per process (one per person or session seen lately, a few hundred bytes).
+SCOPE_CACHE_SIZE = 4096
 
 
 class DecryptionError(ValueError):
@@ -159,7 +165,7 @@ class _Key:
     kid: str
     aead: AESGCM
     hash_key: bytes
-    # HMAC state after the fingerprint domain prefix; copied per word (cheaper than a new HMAC).
+    # HMAC state after the fingerprint domain prefix: each scope's key is made from a copy.
     fingerprint_mac: hmac.HMAC
     header: str  # PREFIX + kid + ":", the associated data of v1 values
     bound_header: str  # BOUND_PREFIX + kid + ":", then the context, the associated data of v2
@@ -201,6 +207,8 @@ class Keyring:
         # each is opened once per process. Failures are not cached (they raise every time); the
         # row check stays with the caller; a new keyring (keys changed) starts empty.
         self._open = functools.lru_cache(maxsize=OPENED_CACHE_SIZE)(self._decrypt_bound)
+        # Each scope's fingerprint key, by (key id, scope): made once per person per process.
+        self._scope_macs: dict[tuple[str, str], hmac.HMAC] = {}
 
     # --- Encryption --------------------------------------------------------------------------
 
@@ -363,23 +371,44 @@ class Keyring:
         """`keyed_hash` under every configured key, the primary's first (a rotation under way)."""
         return [self.keyed_hash(value, purpose=purpose, key=key) for key in self.keys]
 
-    def fingerprint_tokens(self, words: str, *, key: _Key | None = None) -> str:
-        """A fingerprint's words as keyed tokens, sorted and space-joined ("" stays "")."""
+    def _fingerprint_mac(self, key: _Key, scope: str) -> hmac.HMAC:
+        """The HMAC state keyed for `scope`'s fingerprints under `key`: copied per word (cheaper
+        than a new HMAC). Kept per process for the people seen lately (`_scope_macs`)."""
+        found = self._scope_macs.get((key.kid, scope))
+        if found is None:
+            if not scope:
+                raise ValueError("A fingerprint is keyed for a person or a session: no scope.")
+            # HMAC(hash key, "fingerprint" NUL "scope" NUL scope): never equal to a word's
+            # token made directly under the hash key (the single key of the code before).
+            derive = key.fingerprint_mac.copy()
+            derive.update(b"scope\x00" + scope.encode("utf-8"))
+            found = hmac.new(derive.digest(), b"", hashlib.sha256)
+            if len(self._scope_macs) >= SCOPE_CACHE_SIZE:
+                self._scope_macs.clear()
+            self._scope_macs[(key.kid, scope)] = found
+        return found
+
+    def fingerprint_tokens(self, words: str, *, scope: str, key: _Key | None = None) -> str:
+        """A fingerprint's words as keyed tokens under `scope`'s key (`fingerprint_scope`),
+        sorted and space-joined ("" stays "")."""
         key = key or self.primary
+        if not words:
+            return ""
+        base = self._fingerprint_mac(key, scope)
         tokens = set()
         for word in words.split():
-            mac = key.fingerprint_mac.copy()
+            mac = base.copy()
             mac.update(word.encode("utf-8"))
             tokens.add(mac.digest()[:TOKEN_BYTES].hex().translate(_HEX_TO_LETTERS))
         return " ".join(sorted(tokens))
 
-    def fingerprint_variants(self, words: str) -> list[str]:
+    def fingerprint_variants(self, words: str, *, scope: str) -> list[str]:
         """The fingerprint under every configured key, the primary's first.
 
         Rows written before a rotation keep their old tokens until `rotate_keys` rewrites them;
         comparing against every variant keeps repetition detection whole meanwhile.
         """
-        return [self.fingerprint_tokens(words, key=key) for key in self.keys]
+        return [self.fingerprint_tokens(words, scope=scope, key=key) for key in self.keys]
 
 
 def _bound_aad(header: str, context: str) -> bytes:
@@ -479,12 +508,32 @@ def keyed_digest(value: str, *, purpose: str) -> str:
     return keyring().keyed_digest(value, purpose=purpose)
 
 
-def fingerprint_tokens(words: str) -> str:
-    return keyring().fingerprint_tokens(words)
+def fingerprint_scope(*, person_id, session_id) -> str:
+    """Whose key a repetition fingerprint is made with: its person's, or, for an anonymous
+    session (no person yet), that session's; linking the session to a person re-keys its rows.
+    Ids in any form they are read in (UUID, text with or without dashes)."""
+    if person_id is not None:
+        return f"person:{_id_text(person_id)}"
+    if session_id is None:
+        raise ValueError("A fingerprint belongs to a person or a session.")
+    return f"session:{_id_text(session_id)}"
 
 
-def fingerprint_variants(words: str) -> list[str]:
-    return keyring().fingerprint_variants(words)
+def _id_text(value) -> str:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        return str(value)
+
+
+def fingerprint_tokens(words: str, *, scope: str) -> str:
+    return keyring().fingerprint_tokens(words, scope=scope)
+
+
+def fingerprint_variants(words: str, *, scope: str) -> list[str]:
+    return keyring().fingerprint_variants(words, scope=scope)
 
 
 def _on_setting_changed(*, setting: str, **kwargs) -> None:

@@ -42,6 +42,7 @@ from django.core.exceptions import FieldError
 from django.db import models
 from django.db.models import Lookup
 from django.db.models.expressions import Col
+from django.db.models.lookups import IContains
 
 from memory.core import crypto
 
@@ -223,12 +224,58 @@ def _refuse(field: models.Field, lookup_name: str):
     )
 
 
+class _ContainsInClearRows(IContains):
+    """`icontains` on an `EncryptedTextField(clear_unless=...)`: compared in SQL in the rows
+    whose text is stored as it is (the shared library), never in the encrypted ones."""
+
+    def as_sql(self, compiler, connection):
+        sql, params = super().as_sql(compiler, connection)
+        field = self.lhs.output_field
+        clear = field.model._meta.get_field(field.clear_unless)
+        column, column_params = compiler.compile(Col(self.lhs.alias, clear))
+        return f"({sql} AND {column} IS NULL)", [*params, *column_params]
+
+
+class _Clear(str):
+    """A value `EncryptedTextField(clear_unless=...)` stores as it is (shared text)."""
+
+    __slots__ = ()
+
+
 class EncryptedTextField(_RowBound, models.TextField):
-    """Text stored as AES-256-GCM ciphertext; `max_length` (if given) still limits form input."""
+    """Text stored as AES-256-GCM ciphertext; `max_length` (if given) still limits form input.
+
+    `clear_unless` names an attribute (a person's id) that says whether a row is about someone:
+    a row where it is None is shared text about no one (a narrative of the team's library) and
+    is stored as it is, written through an instance (`save()`, `create()`) and by `rotate_keys`;
+    every other row is encrypted and bound as usual.
+    """
 
     description = "Text encrypted at rest"
 
+    def __init__(self, *args, clear_unless: str | None = None, **kwargs):
+        self.clear_unless = clear_unless
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if self.clear_unless is not None:
+            kwargs["clear_unless"] = self.clear_unless
+        return name, path, args, kwargs
+
+    def is_clear_in(self, model_instance) -> bool:
+        """Whether this row's value is shared text, stored as it is."""
+        return self.clear_unless is not None and getattr(model_instance, self.clear_unless) is None
+
+    def pre_save(self, model_instance, add):
+        if self.is_clear_in(model_instance):
+            value = getattr(model_instance, self.attname)
+            return None if value is None else _Clear(value)
+        return super().pre_save(model_instance, add)
+
     def get_prep_value(self, value):
+        if isinstance(value, _Clear):
+            return str(value)
         value, row = _unwrap(value, self)
         value = super().get_prep_value(value)
         if value is None or hasattr(value, "as_sql"):
@@ -244,7 +291,7 @@ class EncryptedTextField(_RowBound, models.TextField):
         if lookup_name == "isnull":
             return super().get_lookup(lookup_name)
         if lookup_name == "icontains":
-            return _MatchesNothing
+            return _MatchesNothing if self.clear_unless is None else _ContainsInClearRows
         _refuse(self, lookup_name)
 
     def get_transform(self, lookup_name):
@@ -574,20 +621,36 @@ class EncryptedKeyField(models.TextField):
 class FingerprintField(models.TextField):
     """A repetition fingerprint stored as keyed tokens (memory/core/crypto.py), never as words.
 
-    Assign the plain fingerprint (content words, space-joined) and the field stores one keyed
-    token per word, sorted, so equal word sets are equal strings (exact equality in SQL, and
-    `fingerprint=` lookups, still work) and Jaccard on the tokens equals Jaccard on the words.
-    Reads return `FingerprintTokens`, which are written back unchanged. "" stays "" (a message of
-    only common words has nothing to compare).
+    Assign the plain fingerprint (content words, space-joined) and saving the instance stores one
+    keyed token per word, sorted, under the key of the row's person (or, with no person, of its
+    session: `crypto.fingerprint_scope`, from the row's `person_id` and `session_id`). One
+    person's equal word sets are equal strings (exact equality in SQL, and `fingerprint=`
+    lookups with stored tokens, still work) and Jaccard on the tokens equals Jaccard on the
+    words; two people's equal words differ. Reads return `FingerprintTokens`, which are written
+    back unchanged. "" stays "" (a message of only common words has nothing to compare). Plain
+    words without an instance (`QuerySet.update`, a lookup) name no person: refused.
     """
 
-    description = "Repetition fingerprint as keyed-hash tokens"
+    description = "Repetition fingerprint as keyed-hash tokens, keyed per person"
+
+    def pre_save(self, model_instance, add):
+        value = super().pre_save(model_instance, add)
+        if not value or hasattr(value, "as_sql") or isinstance(value, FingerprintTokens):
+            return value
+        scope = crypto.fingerprint_scope(
+            person_id=getattr(model_instance, "person_id", None),
+            session_id=getattr(model_instance, "session_id", None),
+        )
+        return FingerprintTokens(crypto.fingerprint_tokens(str(value), scope=scope))
 
     def get_prep_value(self, value):
         value = super().get_prep_value(value)
-        if value is None or hasattr(value, "as_sql") or isinstance(value, FingerprintTokens):
+        if not value or hasattr(value, "as_sql") or isinstance(value, FingerprintTokens):
             return value
-        return crypto.fingerprint_tokens(str(value))
+        raise FieldError(
+            f"{self.model.__name__}.{self.name} is keyed per person: plain words name no "
+            "person here. Save the instance, or pass stored tokens (FingerprintTokens)."
+        )
 
     def from_db_value(self, value, expression, connection):
         return None if value is None else FingerprintTokens(value)

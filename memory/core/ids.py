@@ -21,3 +21,9 @@ def uuid7() -> uuid.UUID:
     value = (value & ~(0xF << 76)) | _VERSION
     value = (value & ~(0b11 << 62)) | _VARIANT
     return uuid.UUID(int=value)
+
+
+def uuid7_text() -> str:
+    """A `uuid7` as text: for a text primary key that code, not a person, chooses (a
+    narrative's), so no one can guess another organisation's ids from their own."""
+    return str(uuid7())

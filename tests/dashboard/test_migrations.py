@@ -267,3 +267,129 @@ def test_old_alert_states_become_claims_and_resolutions_and_back():
         assert statuses == {pk: status for status, pk in made.items()}
     finally:
         _migrate(latest)
+
+
+ROUND_THREE_BEFORE = [("memory", "0032_alert_acted_replaced_by_claim_and_resolution")]
+ROUND_THREE_AFTER = [("memory", "0034_narrative_ids_texts_keys_and_fingerprints_rewritten")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stories_keys_and_fingerprints_written_before_are_rewritten_and_back():
+    """Issue 30, step 5: a person's story with a typed id and plaintext text, a plaintext
+    idempotency key, fingerprints under the one key of all people."""
+    import importlib
+
+    from memory.companion import turns
+    from memory.conversations import repetition, services
+    from memory.conversations import sql as storage
+    from memory.core import crypto
+    from memory.models import (
+        ChatMessage,
+        Narrative,
+        NarrativeUsage,
+        PendingMessage,
+        Person,
+        RepetitionRecord,
+    )
+
+    rewrite = importlib.import_module(
+        "memory.migrations.0034_narrative_ids_texts_keys_and_fingerprints_rewritten"
+    )
+    question = "I want my blue cardigan"
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+    def raw(sql, params=()):
+        with connection.cursor() as cursor:
+            cursor.execute(sql, list(params))
+            return cursor.fetchall() if cursor.description else None
+
+    try:
+        now = timezone.now()
+        person = Person.objects.create(
+            display_name="Nana",
+            created_at=now,
+            last_active_at=now,
+            caregiver_context={
+                "agreedQuestions": [
+                    {"question": question, "answer": "In the wardrobe.", "fingerprint": "x"}
+                ]
+            },
+        )
+        session, _ = services.session_resolve(session_id=uuid.uuid4(), user_id=person.id)
+        Narrative.objects.create(
+            id="nan-wedding",
+            title="Nana's wedding at St Brigid's",
+            text="Married in the spring of 1961.",
+            category="reminiscence",
+            person=person,
+        )
+        services.exchange_record(
+            session_id=session.id,
+            user_message=question,
+            assistant_message="In the wardrobe, dear.",
+            idempotency_key="turn-7",
+            narrative=services.NarrativeRef("nan-wedding", "seed", "reminiscence"),
+        )
+        db_session = storage.db_uuid(session.id)
+
+        old_apps = _migrate(ROUND_THREE_BEFORE)
+        # The reverse: plaintext stories, fingerprints as the code before made them.
+        assert raw("SELECT title FROM narratives WHERE id = 'nan-wedding'") == [
+            ("Nana's wedding at St Brigid's",)
+        ]
+        legacy = rewrite._legacy_tokens(repetition.fingerprint(question))
+        assert raw("SELECT fingerprint FROM repetition_tracking") == [(legacy,)]
+        # As the code before stored the keys: verbatim.
+        raw("UPDATE chat_messages SET idempotency_key = 'turn-7' WHERE idempotency_key IS NOT NULL")
+        pending = old_apps.get_model("memory", "PendingMessage").objects.create(
+            id=uuid.uuid4(),
+            person_id=person.id,
+            session_id=session.id,
+            content="Are you there?",
+            client_key="m-1",
+            arrival=1,
+            arrived_at=now,
+        )
+
+        _migrate(ROUND_THREE_AFTER)
+        assert raw("SELECT id FROM narratives WHERE id = 'nan-wedding'") == []
+        ((new_id, title),) = raw(
+            "SELECT id, title FROM narratives WHERE person_id = %s",
+            [storage.db_uuid(person.id)],
+        )
+        assert uuid.UUID(new_id).version == 7
+        assert title.startswith(f"{crypto.ROW_PREFIX}{crypto.keyring().primary.kid}:{new_id}:")
+        assert raw("SELECT narrative_id FROM narrative_usage") == [(new_id,)]
+        assert raw("SELECT narrative_id FROM chat_messages WHERE narrative_id IS NOT NULL") == [
+            (new_id,)
+        ]
+        assert raw("SELECT idempotency_key FROM chat_messages WHERE role = 'user'") == [
+            (storage.db_idempotency_key("turn-7", session_id=db_session),)
+        ]
+        assert raw("SELECT client_key FROM pending_messages") == [
+            (turns.client_key_digests("m-1", person_id=person.id)[0],)
+        ]
+        scope = repetition.scope_of(person_id=person.id, session_id=None)
+        tokens = repetition.stored_fingerprint(question, scope=scope)
+        assert raw("SELECT fingerprint FROM repetition_tracking") == [(tokens,)]
+    finally:
+        _migrate(latest)
+
+    # Today's code reads what the migration wrote: the story, the retry, the agreed answer.
+    story = Narrative.objects.get(person=person)
+    assert story.title == "Nana's wedding at St Brigid's"
+    assert NarrativeUsage.objects.get().narrative_id == story.id
+    retry = services.exchange_record(
+        session_id=session.id,
+        user_message=question,
+        assistant_message="In the wardrobe, dear.",
+        idempotency_key="turn-7",
+    )
+    assert not retry.created and ChatMessage.objects.count() == 2
+    agreed = Person.objects.get(id=person.id).caregiver_context["agreedQuestions"][0]
+    assert agreed["fingerprint"] == tokens
+    assert RepetitionRecord.objects.filter(fingerprint=tokens).count() == 1
+    # The queued message is found by its key as before: a retry queues nothing new.
+    turn = turns.message_submit(session_id=session.id, message="Are you there?", client_key="m-1")
+    assert turn.parts == ["Are you there?"]
+    assert list(PendingMessage.objects.values_list("id", flat=True)) == [pending.id]

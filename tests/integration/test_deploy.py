@@ -22,6 +22,7 @@ import pytest
 from django.conf import settings
 
 from memory.conversations import services
+from memory.conversations import sql as storage
 from memory.models import ChatMessage, RollingSummary, Session
 from tests.support.processes import (
     database_url,
@@ -178,14 +179,19 @@ def test_exchanges_are_stored_once_with_gapless_sequences_across_processes(deplo
         assert [m.sequence_number for m in messages] == list(range(1, 2 * TURNS + 1))
         assert [m.role for m in messages] == ["user", "assistant"] * TURNS
         keys = [m.idempotency_key for m in messages if m.role == "user"]
-        assert sorted(keys) == sorted(f"turn-{t}" for t in range(TURNS))
+        # Stored as keyed digests of the session and the key (issue 30), never verbatim.
+        digest = {
+            f"turn-{t}": storage.db_idempotency_key(f"turn-{t}", session_id=session_id)
+            for t in range(TURNS)
+        }
+        assert sorted(keys) == sorted(digest.values())
         by_id = {str(m.id): m for m in messages}
         for turn in range(TURNS):
             answer = stored_answers.get((session_id, turn))
             if answer is not None:
                 # Whatever copy answered, it named the stored rows.
                 user = by_id[answer["user_message"]["message_id"]]
-                assert user.idempotency_key == f"turn-{turn}"
+                assert user.idempotency_key == digest[f"turn-{turn}"]
                 assert user.sequence_number == answer["user_message"]["sequence_number"]
         assert Session.objects.get(id=session_id).message_count == 2 * TURNS
 

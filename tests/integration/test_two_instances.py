@@ -39,6 +39,7 @@ from django.test import override_settings
 
 from memory.companion.client import ClaraClient
 from memory.conversations import services
+from memory.conversations import sql as storage
 from memory.conversations.models import Person
 from memory.facts.models import Memory
 from memory.insights.models import Alert
@@ -400,7 +401,9 @@ def test_two_instances_and_two_workers_lose_and_double_nothing(cluster):
         keys = [m.idempotency_key for m in messages if m.role == "user"]
         assert len(keys) == len(set(keys))
         for exchange_key, ids in bot.stored_ids.items():
-            stored = [m for m in messages if m.idempotency_key == exchange_key]
+            # Stored as a keyed digest of the session and the key (issue 30), never verbatim.
+            digest = storage.db_idempotency_key(exchange_key, session_id=bot.session_id)
+            stored = [m for m in messages if m.idempotency_key == digest]
             assert len(stored) == 1
             assert {str(i) for i in ids} <= {str(stored[0].id)}
 

@@ -417,3 +417,53 @@ def test_the_dashboards_audit_rows_carry_their_organisation(orgs):
     assert set(AuditEvent.objects.values_list("organisation_id", flat=True)) == {
         o["org"].pk for o in orgs
     }
+
+
+def test_staff_cannot_learn_whether_another_organisations_story_id_exists(orgs, ann_client):
+    """Issue 30: a typed id answered "already exists" for B's story and not for an unknown one.
+    Staff no longer choose ids (made by code); B's story is answered as an unknown id."""
+    theirs = Narrative.objects.get(person=orgs[1]["person"])
+    form = {
+        "title": "Alma's tea",
+        "category": "reminiscence",
+        "length": "short",
+        "text": "Tea at four.",
+        "target_emotions": "[]",
+        "question_types": "[]",
+        "theme_tags": "[]",
+        "person": str(orgs[0]["person"].pk),
+        "active": "on",
+    }
+    answers = []
+    for typed in (theirs.pk, "no-such-story"):
+        response = ann_client.post(_url(Narrative, "add"), {**form, "id": typed})
+        assert response.status_code == 302, getattr(response, "context", None)
+        answers.append(response["Location"].split("/change/")[0].rsplit("/", 1)[0])
+    assert answers[0] == answers[1]
+    made = [
+        story
+        for story in Narrative.objects.filter(person=orgs[0]["person"])
+        if story.title == "Alma's tea"
+    ]
+    assert len(made) == 2
+    assert all(uuid.UUID(story.pk).version == 7 for story in made)
+    assert Narrative.objects.get(pk=theirs.pk).title == "Bruno's garden"  # untouched
+
+    # Its change page answers as an unknown id's does.
+    foreign = ann_client.get(_url(Narrative, "change", theirs.pk))
+    unknown = ann_client.get(_url(Narrative, "change", "no-such-story"))
+    assert foreign.status_code == unknown.status_code == 302
+    assert foreign["Location"] == unknown["Location"]
+
+
+def test_the_story_search_finds_library_titles_and_no_encrypted_story(orgs, ann_client):
+    Narrative.objects.create(
+        id="library-sea", title="The sea at Tenby", category="grounding", text="Waves."
+    )
+    response = ann_client.get(_url(Narrative, "changelist"), {"q": "sea at tenby"})
+    assert response.status_code == 200
+    assert [obj.pk for obj in response.context["cl"].result_list] == ["library-sea"]
+    # A person's story is ciphertext in its column: its title cannot match in SQL (no 500).
+    response = ann_client.get(_url(Narrative, "changelist"), {"q": "Alma's garden"})
+    assert response.status_code == 200
+    assert list(response.context["cl"].result_list) == []

@@ -626,7 +626,10 @@ def test_exchange_stores_a_repetition_record_with_the_response_given(api, sessio
     assert record.original_message == "What is this place?"
     assert (record.fingerprint, record.question_type, record.repeat_count) == (
         # Stored as keyed tokens: matchable, not readable.
-        repetition.stored_fingerprint("What is this place?"),
+        repetition.stored_fingerprint(
+            "What is this place?",
+            scope=repetition.scope_of(person_id=record.person_id, session_id=record.session_id),
+        ),
         "location",
         1,
     )

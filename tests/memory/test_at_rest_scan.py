@@ -5,7 +5,9 @@ summarise them and read facts from them, trends and alerts) plus what caregivers
 the person's life, a routine), then every column of every table is read with plain SQL and
 searched for what the run wrote: the person's sentences, Clara's replies, names, what caregivers
 typed, the sentences facts came from, entity labels, memory keys and the embeddings' vectors;
-and a login's second factor (its authenticator's secret, its recovery codes).
+and a login's second factor (its authenticator's secret, its recovery codes); a story caregivers
+wrote about the person, and the bot's idempotency keys (issue 30). Repetition fingerprints are
+keyed per person: two people's share no token.
 Runs on whichever engine the suite runs on (SQLite, and PostgreSQL with DATABASE_URL).
 """
 
@@ -21,12 +23,17 @@ from dashboard import services as dashboard_services
 from dashboard.models import CareRole, CareTeamMembership
 from dashboard.notes import services as notes_services
 from memory import demo
-from memory.models import ChatMessage, Memory, Person
+from memory.models import ChatMessage, Memory, Person, RepetitionRecord
 
 PEOPLE, DAYS, SEED = 2, 3, 7
 CAREGIVER_NAME, CAREGIVER_RELATION = "Rosalind Featherstonehaugh", "goddaughter from Tobermory"
 ROUTINE = "Walks the terrier along Quillfeather Lane at nine"
 CAREGIVER_NOTE = "Asked twice for Marguerite Pennywhistle after tea, settled with the photos"
+STORY_TITLE = "The summer at Llanbedrog with Bartholomew"
+STORY_TEXT = "Every August the family rented the striped hut by the Llanbedrog lifeboat slip."
+IDEMPOTENCY_KEY = "bot-turn-Quillfeather-90210"
+# Both people say this: their fingerprints of it must still differ.
+SAID_BY_BOTH = "I want my blue cardigan with the wooden buttons"
 
 
 def _every_value() -> dict[str, tuple[str, bytes]]:
@@ -74,6 +81,22 @@ def _realistic_run() -> dict:
         person=person, membership=membership, text=CAREGIVER_NOTE, visibility="staff"
     )
 
+    # A story about the person (issue 30), and what both people say, one with the bot's key.
+    from memory.conversations import services as conversation_services
+    from memory.models import Narrative
+
+    Narrative.objects.create(
+        title=STORY_TITLE, text=STORY_TEXT, category="reminiscence", person=person
+    )
+    for index, someone in enumerate(Person.objects.order_by("created_at")[:2]):
+        session = someone.sessions.order_by("created_at").first()
+        conversation_services.exchange_record(
+            session_id=session.id,
+            user_message=SAID_BY_BOTH,
+            assistant_message="They are in the wardrobe, dear.",
+            idempotency_key=IDEMPOTENCY_KEY if index == 0 else None,
+        )
+
     # The login's second factor: an authenticator app's secret and recovery codes.
     from base64 import b32encode
 
@@ -105,7 +128,11 @@ def _realistic_run() -> dict:
             sources.add(m.metadata["source_text"])
         if m.embedding:
             vectors.append(bytes(m.embedding))
+    fingerprints = {}
+    for person_id, fingerprint in RepetitionRecord.objects.values_list("person_id", "fingerprint"):
+        fingerprints.setdefault(person_id, set()).update(fingerprint.split())
     return {
+        "fingerprints": list(fingerprints.values()),
         "tables": _every_value(),
         "sentences": {s for s in sentences if s and len(s) >= 12},
         "names": {n for n in names | labels if n},
@@ -151,6 +178,7 @@ def test_a_database_copy_after_a_realistic_run_holds_no_sentence_name_key_or_vec
 
     assert "caregiver_notes" in tables  # the notes between caregivers are scanned too
     said = run["sentences"] | run["sources"] | {ROUTINE, CAREGIVER_RELATION, CAREGIVER_NOTE}
+    said |= {STORY_TITLE, STORY_TEXT, IDEMPOTENCY_KEY, SAID_BY_BOTH}
     assert _hits(tables, said) == []
     assert _hits(tables, run["names"], whole_word=True) == []
     assert _hits(tables, run["keys"]) == []
@@ -159,6 +187,10 @@ def test_a_database_copy_after_a_realistic_run_holds_no_sentence_name_key_or_vec
     assert "dashboard_totp_devices" in tables and "dashboard_recovery_codes" in tables
     assert len(run["second_factor"]) == 12
     assert _hits(tables, run["second_factor"]) == []
+    # Fingerprints keyed per person: the same words of two people give no common token.
+    assert "narratives" in tables and len(run["fingerprints"]) == PEOPLE
+    first, second = run["fingerprints"]
+    assert first and second and not first & second
 
     # Matching still works where it must: a person by the exact name (its keyed hash).
     person = Person.objects.order_by("created_at").first()

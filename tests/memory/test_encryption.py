@@ -170,7 +170,10 @@ def test_no_table_holds_the_word_in_plaintext(person, session):
     # ...and the fingerprint does not carry the word either, though it came from it.
     (fingerprint,) = raw_column("repetition_tracking", "fingerprint")
     assert WORD.lower() not in fingerprint
-    assert fingerprint == repetition.stored_fingerprint(f"Where is my {WORD}?")
+    assert fingerprint == repetition.stored_fingerprint(
+        f"Where is my {WORD}?",
+        scope=repetition.scope_of(person_id=session.person_id, session_id=session.id),
+    )
 
 
 def test_the_per_turn_query_reads_the_window_and_the_caregiver_context(session):
@@ -213,20 +216,22 @@ def test_null_json_stays_sql_null(session):
 )
 def test_jaccard_on_tokens_equals_jaccard_on_words(db, left, right):
     words = repetition.jaccard(repetition.fingerprint(left), repetition.fingerprint(right))
+    scope = repetition.scope_of(person_id=uuid.uuid4(), session_id=None)
     tokens = repetition.jaccard(
-        repetition.stored_fingerprint(left), repetition.stored_fingerprint(right)
+        repetition.stored_fingerprint(left, scope=scope),
+        repetition.stored_fingerprint(right, scope=scope),
     )
     assert tokens == words
 
 
 def test_tokens_are_word_shaped_and_keyed(settings):
     settings.CLARA_ENCRYPTION_KEYS = [KEY_A]
-    under_a = crypto.fingerprint_tokens("blue cardigan")
+    under_a = crypto.fingerprint_tokens("blue cardigan", scope="person:1")
     settings.CLARA_ENCRYPTION_KEYS = [KEY_B]
-    under_b = crypto.fingerprint_tokens("blue cardigan")
+    under_b = crypto.fingerprint_tokens("blue cardigan", scope="person:1")
     assert under_a != under_b
     assert all(token.isalpha() and token.islower() for token in under_a.split())
-    assert crypto.fingerprint_tokens("") == ""
+    assert crypto.fingerprint_tokens("", scope="person:1") == ""
 
 
 def test_a_general_message_matches_across_sessions_by_its_keyed_fingerprint(person):
@@ -238,9 +243,10 @@ def test_a_general_message_matches_across_sessions_by_its_keyed_fingerprint(pers
         session_id=current.id, message="I want my blue cardigan", now=now
     )
     assert (result.question_type, result.cross_session_repeat_count) == ("general", 1)
-    # The ORM finds it by the words too: the field hashes the lookup value.
+    # The ORM finds it by the person's tokens of the same words.
+    scope = repetition.scope_of(person_id=person.id, session_id=None)
     assert RepetitionRecord.objects.filter(
-        fingerprint=repetition.fingerprint("my blue cardigan, I want")
+        fingerprint=repetition.stored_fingerprint("my blue cardigan, I want", scope=scope)
     ).exists()
 
 
@@ -302,7 +308,10 @@ def test_rotation_old_rows_read_new_key_encrypts_rotate_then_drop_the_old_key(ke
     # Fingerprints were rewritten under B: the same words still match, in SQL and in Python.
     assert (
         RepetitionRecord.objects.filter(
-            fingerprint=repetition.fingerprint("blue cardigan want")
+            fingerprint=repetition.stored_fingerprint(
+                "blue cardigan want",
+                scope=repetition.scope_of(person_id=session.person_id, session_id=session.id),
+            )
         ).count()
         == 2
     )
@@ -441,7 +450,10 @@ def test_plaintext_rows_still_read_and_the_migration_pass_encrypts_them(session)
         f"I want my {WORD} cardigan"
     ]
     (fingerprint,) = raw_column("repetition_tracking", "fingerprint")
-    assert fingerprint == repetition.stored_fingerprint(f"I want my {WORD} cardigan")
+    assert fingerprint == repetition.stored_fingerprint(
+        f"I want my {WORD} cardigan",
+        scope=repetition.scope_of(person_id=session.person_id, session_id=session.id),
+    )
 
 
 def test_the_reverse_pass_writes_plaintext_back(session):

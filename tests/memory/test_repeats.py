@@ -314,10 +314,14 @@ def test_the_cache_is_keyed_without_the_text(settings):
 # --- Grouping for caregivers --------------------------------------------------------------------
 
 
+# One person's fingerprints (keyed per person).
+SCOPE = repetition.scope_of(person_id=uuid.UUID(int=1), session_id=None)
+
+
 def said(text: str, times: int = 1) -> repeats.Said:
     return repeats.Said(
         key=text,
-        fingerprint=repetition.stored_fingerprint(text),
+        fingerprint=repetition.stored_fingerprint(text, scope=SCOPE),
         times=times,
         meaning=meaning.analyse(text),
     )
@@ -347,9 +351,15 @@ def test_group_by_meaning_merges_paraphrases_and_keeps_other_questions_apart():
 
 def test_group_by_meaning_without_meanings_groups_by_words():
     items = [
-        repeats.Said("a", repetition.stored_fingerprint("I want my blue cardigan"), 2, None),
-        repeats.Said("b", repetition.stored_fingerprint("My blue cardigan, I want it"), 1, None),
-        repeats.Said("c", repetition.stored_fingerprint("Have you seen my jacket?"), 1, None),
+        repeats.Said(
+            "a", repetition.stored_fingerprint("I want my blue cardigan", scope=SCOPE), 2, None
+        ),
+        repeats.Said(
+            "b", repetition.stored_fingerprint("My blue cardigan, I want it", scope=SCOPE), 1, None
+        ),
+        repeats.Said(
+            "c", repetition.stored_fingerprint("Have you seen my jacket?", scope=SCOPE), 1, None
+        ),
     ]
 
     groups = repeats.group_by_meaning(items)

@@ -146,8 +146,9 @@ def test_an_exchange_with_a_card_and_a_pin_stores_neither(api):
     assert record.original_message == stored
     assert "[password removed]" in record.response_given
     # The fingerprint is the redacted message's, not the raw one's.
-    assert record.fingerprint == repetition.stored_variants(repetition.fingerprint(stored))[0]
-    raw = repetition.stored_variants(repetition.fingerprint(USER_MESSAGE))[0]
+    scope = repetition.scope_of(person_id=record.person_id, session_id=record.session_id)
+    assert record.fingerprint == repetition.stored_fingerprint(stored, scope=scope)
+    raw = repetition.stored_fingerprint(USER_MESSAGE, scope=scope)
     assert record.fingerprint != raw
 
 
