@@ -17,6 +17,7 @@ from memory.facts.tasks import (
     extract_commitments,
     record_fact_use,
     remember_message,
+    withhold_exchange,
 )
 from memory.insights.tasks import (
     compute_all_trends,
@@ -28,6 +29,7 @@ from memory.insights.tasks import (
 from memory.webhooks.tasks import deliver_webhook, retry_due_webhooks
 
 __all__ = [
+    "withhold_exchange",
     "record_fact_use",
     "apply_retention",
     "apply_retention_all",

@@ -595,6 +595,8 @@ class AccessAction(models.TextChoices):
     MARK_INACTIVE = "mark_inactive", "marked a person inactive"
     MARK_ACTIVE = "mark_active", "marked a person active again"
     ARCHIVE = "archive", "archived a person"
+    # The person asked Clara not to keep what they said: its facts were not stored.
+    WITHHOLD = "withhold", "did not remember an exchange, as the person asked"
 
 
 class AccessOutcome(models.TextChoices):

@@ -3,7 +3,7 @@
 import re
 
 from memory.conversations.signals import ExchangeStored
-from memory.facts import tasks
+from memory.facts import tasks, withhold
 
 # Cheap gates before queueing the readers: only first-person statements can state facts about the
 # person, and only future or promise words can make a commitment. Most turns queue nothing.
@@ -19,6 +19,11 @@ def on_exchange_stored(sender, event: ExchangeStored, **kwargs) -> None:
     if event.person_id is None:
         return
     message_id = str(event.user_message_id)
+    if withhold.asks_not_to_remember(event.user_message):
+        # "Don't remember this": nothing is read from it, and what was read from the person's
+        # message before it is forgotten (memory/facts/withhold.py).
+        tasks.withhold_exchange.delay_on_commit(message_id)
+        return
     if _MAY_STATE_FACTS.search(event.user_message) and not event.user_message.rstrip().endswith(
         "?"
     ):

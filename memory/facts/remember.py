@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from memory.conversations.models import ChatMessage
 from memory.core.errors import Conflict
-from memory.facts import extraction, store
+from memory.facts import extraction, store, withhold
 from memory.facts.models import Memory
 
 
@@ -46,6 +46,8 @@ def remember_from_message(message_id: uuid.UUID) -> RememberReport:
         return RememberReport(skipped="memory is switched off")
     if _already_read(message):
         return RememberReport(skipped="already read")
+    if withhold.withheld(message):
+        return RememberReport(skipped="the person asked not to be remembered")
     stored = 0
     for fact in extraction.extract_facts(message.content):
         try:

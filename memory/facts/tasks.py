@@ -12,7 +12,7 @@ from celery import shared_task
 
 from memory.core.errors import NotFound
 from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
-from memory.facts import commitments, curation, remember, store, usage
+from memory.facts import commitments, curation, remember, store, usage, withhold
 
 logger = logging.getLogger(__name__)
 
@@ -49,3 +49,9 @@ def curate_memories() -> dict:
 def record_fact_use(uses: list[list]) -> int:
     """Record which facts reached a prompt or a search (memory/facts/usage.py)."""
     return store.memories_used(usage.parse(uses))
+
+
+@shared_task(name="memory.tasks.withhold_exchange", **RETRY_ON_DATABASE_ERRORS)
+def withhold_exchange(message_id: str) -> int:
+    """The person asked not to be remembered: forget what was read from this exchange."""
+    return withhold.withhold_exchange(uuid.UUID(message_id))
