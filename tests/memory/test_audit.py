@@ -46,6 +46,9 @@ def a():
     memory = store.memory_upsert(
         namespace=facts_ns, key="cat", content="Her cat is called Tibbles.", embed=False
     ).memory
+    # Confirmed: in dementia-safe care the tools hand out confirmed facts only.
+    store.memory_confirm(memory.id, user=None)
+    memory.refresh_from_db()
     store.memory_upsert(
         namespace=("org", str(org.pk), "agent", "notes"), key="home", content="Beech House"
     )
