@@ -1,4 +1,4 @@
-"""A second factor for test logins that must pass one (operators, organisation admins)."""
+"""A second factor for test logins that must pass one (operators, organisation and team admins)."""
 
 from django.test import Client
 from django_otp import DEVICE_ID_SESSION_KEY
@@ -15,6 +15,20 @@ def totp_device(user) -> AuthenticatorDevice:
 def current_code(device: AuthenticatorDevice) -> str:
     """The code the app would show now."""
     return f"{totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits):0{device.digits}d}"
+
+
+def pass_second_factor(client: Client, user) -> None:
+    """Give the second-factor page the code the login's app shows now (enrolling one first if
+    it has none), as a person does after the password."""
+    from django.urls import reverse
+
+    device = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first() or totp_device(
+        user
+    )
+    response = client.post(
+        reverse("dashboard:two_factor"), {"token": current_code(device), "next": "/"}
+    )
+    assert response.status_code == 302, response.content[:300]
 
 
 def verified_client(user, client: Client | None = None) -> Client:
