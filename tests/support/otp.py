@@ -42,3 +42,22 @@ def verified_client(user, client: Client | None = None) -> Client:
     session[DEVICE_ID_SESSION_KEY] = device.persistent_id
     session.save()
     return client
+
+
+def second_step_code(username: str) -> str | None:
+    """A code that passes the second step for this login, or None if it has none to pass.
+
+    A fresh recovery code (an authenticator app is set up first if there is none): a browser
+    test may log the same login in several times within 30 seconds, and an app's code is
+    accepted once per 30 seconds."""
+    from django.contrib.auth import get_user_model
+
+    from dashboard.second_factor.services import recovery_codes_issue
+    from dashboard.two_factor import required_for
+
+    user = get_user_model().objects.get(username=username)
+    if not required_for(user):
+        return None
+    if not AuthenticatorDevice.objects.filter(user=user, confirmed=True).exists():
+        totp_device(user)
+    return recovery_codes_issue(user=user)[0]
