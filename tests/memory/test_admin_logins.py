@@ -309,3 +309,13 @@ def test_adding_a_login_to_an_organisation_is_audited(cara, a, admin_client):
     assert response.status_code == 302, response.content
     row = OrganisationMembership.objects.get(user=cara, organisation=a)
     assert _rows(a, "admin_member_added", "allowed").filter(object_id=str(row.pk)).exists()
+
+
+def test_the_targeted_organisations_admin_reads_the_attempt_in_its_audit(olga, bert_client, a):
+    # The issue: "Nothing reached A's audit". Now olga (A's admin) reads who tried what.
+    bert_client.post(_url("auth_user_password_change", olga.pk), _password_form())
+    response = verified_client(olga).get(reverse("dashboard:organisation_audit", args=[a.slug]))
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "operator bert" in content
+    assert "set a login&#x27;s password in the admin" in content
