@@ -63,6 +63,13 @@ def allows(membership: CareTeamMembership, need: Need) -> bool:
     return True
 
 
+def may_change_rights(access: Access, member: CareTeamMembership) -> bool:
+    """Whether the team admin behind `access` may change `member`'s role and rights: never
+    their own row (no one grants themselves a right, the transcript right say); another admin
+    of the team does it."""
+    return access.is_admin and member.user_id != access.membership.user_id
+
+
 def audit_record(
     *,
     user,

@@ -9,7 +9,8 @@ from django.contrib import admin
 
 from dashboard.models import AuditEvent, CareTeamMembership
 from memory.admin.base import OrganisationScopedAdmin
-from memory.models import OrganisationMembership
+from memory.admin.logins import audit_admin_change
+from memory.models import AccessAction, OrganisationMembership
 
 
 class CareTeamMembershipForm(forms.ModelForm):
@@ -19,9 +20,22 @@ class CareTeamMembershipForm(forms.ModelForm):
         model = CareTeamMembership
         fields = ("user", "person", "role", "can_see_transcripts")
 
+    # The operator saving the form (set by CareTeamMembershipAdmin.get_form).
+    operator = None
+
     def clean(self):
         data = super().clean()
         user, person = data.get("user"), data.get("person")
+        operator = self.operator
+        if (
+            operator is not None
+            and not operator.is_superuser
+            and user is not None
+            and user.pk == operator.pk
+        ):
+            # No one grants themselves a right: another admin puts them in a team, or changes
+            # their role.
+            self.add_error("user", "Another admin must put you in a care team or change your role.")
         if (
             user is not None
             and person is not None
@@ -42,6 +56,40 @@ class CareTeamMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
     list_select_related = ["user", "person"]
     search_fields = ["user__username", "person__display_name"]
     raw_id_fields = ["user", "person"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.operator = request.user
+        return form
+
+    def has_change_permission(self, request, obj=None):
+        # Never the holder of the row: a team admin without the transcript right does not grant
+        # it to itself here either (the dashboard's care-team page has the same rule).
+        if obj is not None and obj.user_id == request.user.pk and not request.user.is_superuser:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def _audit(self, request, action: str, memberships) -> None:
+        for membership in memberships:
+            audit_admin_change(
+                request,
+                action=action,
+                organisation_ids=[membership.person.organisation_id],
+                object_id=membership.pk,
+                person_id=membership.person_id,
+            )
+
+    def log_addition(self, request, obj, message):
+        self._audit(request, AccessAction.ADMIN_TEAM_ADDED, [obj])
+        return super().log_addition(request, obj, message)
+
+    def log_change(self, request, obj, message):
+        self._audit(request, AccessAction.ADMIN_TEAM_CHANGED, [obj])
+        return super().log_change(request, obj, message)
+
+    def log_deletions(self, request, queryset):
+        self._audit(request, AccessAction.ADMIN_TEAM_REMOVED, list(queryset))
+        return super().log_deletions(request, queryset)
 
 
 @admin.register(AuditEvent)

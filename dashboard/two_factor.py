@@ -1,8 +1,9 @@
 """The second factor: TOTP (an authenticator app) with one-time recovery codes, by django-otp.
 
-Who must pass it: operators (staff and superusers, who reach the Django admin) and organisation
-admins (who read their organisation's audit and manage its people), and anyone who chose to set
-one up. Until they have, SecondFactorMiddleware lets such a login reach only the pages below,
+Who must pass it: operators (staff and superusers, who reach the Django admin), organisation
+admins (who read their organisation's audit and manage its people), team admins (who export
+everything about a person and erase them: a care team's admin role in one of the login's own
+organisations), and anyone who chose to set one up. Until they have, SecondFactorMiddleware lets such a login reach only the pages below,
 logging out and static files: everything else (dashboard pages, partials, exports, the admin,
 the API's docs) sends them to enrol or to enter a code, and comes back afterwards.
 
@@ -35,19 +36,23 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_otp import login as otp_login
 from django_otp import match_token, user_has_device
 
+from dashboard.access import care_memberships
+from dashboard.models import CareRole
 from dashboard.second_factor import services
 from dashboard.second_factor.models import AuthenticatorDevice, RecoveryDevice
 from memory.models import OrganisationMembership
 
 
 def required_for(user) -> bool:
-    """Whether this login must pass a second factor: operators, organisation admins, and anyone
-    with a confirmed device."""
+    """Whether this login must pass a second factor: operators, organisation admins, team
+    admins (they export and erase a person), and anyone with a confirmed device."""
     if user is None or not user.is_authenticated:
         return False
     if user.is_staff or user.is_superuser:
         return True
     if OrganisationMembership.objects.filter(user_id=user.pk, is_admin=True).exists():
+        return True
+    if care_memberships(user).filter(role=CareRole.ADMIN).exists():
         return True
     return user_has_device(user, confirmed=True)
 

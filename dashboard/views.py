@@ -11,6 +11,7 @@ import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -26,6 +27,7 @@ from dashboard.access import (
     audit_record,
     get_organisation_for,
     get_person_for,
+    may_change_rights,
     organisations_of,
 )
 from dashboard.alerting import noise, respond, rights, shift
@@ -524,18 +526,34 @@ def team_add(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def team_member(request: HttpRequest, person_id: uuid.UUID, membership_id: int) -> HttpResponse:
-    """Change a member's role and transcript right, or (with remove=1) take them off the team."""
+    """Change a member's role and transcript right, or (with remove=1) take them off the team.
+
+    Never one's own role or rights (403, audited as refused): another admin of the team
+    changes them, so no one grants themselves a right. Leaving the team is one's own choice."""
     access = get_person_for(
         request.user,
         person_id,
         need=Need.ADMIN,
         action=AuditAction.EDIT_TEAM,
         object_id=str(membership_id),
+        audit_allowed=False,
     )
     member = access.person.care_team.filter(id=membership_id).first()
+    removing = bool(request.POST.get("remove"))
+    allowed = member is None or removing or may_change_rights(access, member)
+    audit_record(
+        user=request.user,
+        person_id=person_id,
+        action=AuditAction.EDIT_TEAM,
+        object_id=str(membership_id),
+        allowed=allowed,
+        organisation_id=access.person.organisation_id,
+    )
+    if not allowed:
+        raise PermissionDenied("Another admin of the team changes your own role and rights.")
     if member is None:
         return _render(request, "dashboard/not_found.html", access, {}, status=404)
-    if request.POST.get("remove"):
+    if removing:
         error = services.member_remove(membership=member)
         done = "Taken off the care team."
     else:

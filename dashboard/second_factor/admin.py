@@ -12,7 +12,8 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from dashboard.second_factor.models import AuthenticatorDevice, RecoveryDevice
 from memory.admin.base import OrganisationScopedAdmin
-from memory.models import OrganisationMembership
+from memory.admin.logins import GuardedLoginAdmin
+from memory.models import AccessAction, OrganisationMembership
 
 for legacy in (TOTPDevice, StaticDevice):
     if admin.site.is_registered(legacy):
@@ -24,8 +25,12 @@ def _logins_of(ids) -> Q:
     return Q(user_id__in=members.values("user_id"))
 
 
-class _DeviceAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
+class _DeviceAdmin(GuardedLoginAdmin, OrganisationScopedAdmin, admin.ModelAdmin):
+    """Removing a device is removing a login's second factor: only of a login the operator
+    manages (memory/admin/logins.py), audited in each of the login's organisations."""
+
     organisation_lookup = staticmethod(_logins_of)
+    delete_action = AccessAction.ADMIN_DEVICE_DELETED
     list_display = ["user", "name", "confirmed", "created_at", "last_used_at"]
     list_filter = ["confirmed"]
     list_select_related = ["user"]
@@ -38,6 +43,9 @@ class _DeviceAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def login_of(self, obj):
+        return obj.user
 
 
 @admin.register(AuthenticatorDevice)

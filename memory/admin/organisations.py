@@ -11,9 +11,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 
 from memory.admin.base import OrganisationScopedAdmin, ReadOnlyAdmin
+from memory.admin.logins import GuardedLoginAdmin, audit_admin_change
 from memory.facts import tenancy as facts_tenancy
 from memory.facts import vector_pg
 from memory.models import (
+    AccessAction,
     AccessEvent,
     Memory,
     Organisation,
@@ -74,6 +76,38 @@ class OrganisationMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
     list_filter = ("is_admin", ("organisation", admin.RelatedOnlyFieldListFilter))
     search_fields = ("user__username", "organisation__slug")
     raw_id_fields = ("user",)
+
+    def get_readonly_fields(self, request, obj=None):
+        # A row is one login in one organisation: moving it would change two organisations'
+        # members at once. Take it out and add it where it belongs instead.
+        return ("organisation", "user") if obj is not None else ()
+
+    def has_change_permission(self, request, obj=None):
+        # No one makes themselves their organisation's admin: another operator, or a superuser.
+        if obj is not None and obj.user_id == request.user.pk and not request.user.is_superuser:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def _audit(self, request, action: str, memberships) -> None:
+        for membership in memberships:
+            audit_admin_change(
+                request,
+                action=action,
+                organisation_ids=[membership.organisation_id],
+                object_id=membership.pk,
+            )
+
+    def log_addition(self, request, obj, message):
+        self._audit(request, AccessAction.ADMIN_MEMBER_ADDED, [obj])
+        return super().log_addition(request, obj, message)
+
+    def log_change(self, request, obj, message):
+        self._audit(request, AccessAction.ADMIN_MEMBER_CHANGED, [obj])
+        return super().log_change(request, obj, message)
+
+    def log_deletions(self, request, queryset):
+        self._audit(request, AccessAction.ADMIN_MEMBER_REMOVED, list(queryset))
+        return super().log_deletions(request, queryset)
 
 
 @admin.register(Persona)
@@ -184,9 +218,10 @@ if admin.site.is_registered(User):
 
 
 @admin.register(User)
-class OrganisationUserAdmin(OrganisationScopedAdmin, UserAdmin):
+class OrganisationUserAdmin(GuardedLoginAdmin, OrganisationScopedAdmin, UserAdmin):
     """Django's user admin, scoped like every other page. Only superusers make logins (a new
-    login belongs to no organisation yet) and grant privileges."""
+    login belongs to no organisation yet) and grant privileges. An operator changes only the
+    logins wholly inside its organisations (memory/admin/logins.py); every change is audited."""
 
     def has_add_permission(self, request):
         return request.user.is_superuser
@@ -196,3 +231,12 @@ class OrganisationUserAdmin(OrganisationScopedAdmin, UserAdmin):
         if request.user.is_superuser:
             return fields
         return (*fields, "is_superuser", "is_staff", "groups", "user_permissions")
+
+    def user_change_password(self, request, id, form_url=""):
+        request._clara_login_action = AccessAction.ADMIN_PASSWORD_SET
+        return self._refusals_audited(
+            request,
+            id,
+            AccessAction.ADMIN_PASSWORD_SET,
+            lambda: super(OrganisationUserAdmin, self).user_change_password(request, id, form_url),
+        )

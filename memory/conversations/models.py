@@ -597,6 +597,22 @@ class AccessAction(models.TextChoices):
     ARCHIVE = "archive", "archived a person"
     # The person asked Clara not to keep what they said: its facts were not stored.
     WITHHOLD = "withhold", "did not remember an exchange, as the person asked"
+    # An operator's change in the admin to a login, its second factor, an organisation's
+    # membership or a care team: a row in the audit of each organisation the login is in
+    # (refused attempts too). The object is the login's, device's or membership's id.
+    ADMIN_LOGIN_CHANGED = "admin_login_changed", "changed a login in the admin"
+    ADMIN_PASSWORD_SET = "admin_password_set", "set a login's password in the admin"
+    ADMIN_LOGIN_DELETED = "admin_login_deleted", "deleted a login in the admin"
+    ADMIN_DEVICE_DELETED = "admin_device_deleted", "removed a login's second factor in the admin"
+    ADMIN_MEMBER_ADDED = "admin_member_added", "added a login to the organisation in the admin"
+    ADMIN_MEMBER_CHANGED = "admin_member_changed", "changed a login's membership in the admin"
+    ADMIN_MEMBER_REMOVED = (
+        "admin_member_removed",
+        "took a login out of an organisation in the admin",
+    )
+    ADMIN_TEAM_ADDED = "admin_team_added", "put a login in a care team in the admin"
+    ADMIN_TEAM_CHANGED = "admin_team_changed", "changed a care-team role or right in the admin"
+    ADMIN_TEAM_REMOVED = "admin_team_removed", "took a login off a care team in the admin"
 
 
 class AccessOutcome(models.TextChoices):

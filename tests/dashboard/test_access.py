@@ -23,6 +23,7 @@ from memory.facts import store
 from memory.insights.alerts import escalation_alert_raise
 from memory.models import Alert, Memory, OrganisationMembership, RepetitionRecord, Session
 from tests.dashboard.conftest import client_for, converse, login, make_person
+from tests.support.otp import verified_client
 
 pytestmark = pytest.mark.django_db
 
@@ -281,9 +282,8 @@ POSTS = sorted(name for name, (method, _) in ROUTES.items() if method == "post")
 
 
 def _csrf_client(user) -> Client:
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(user)
-    return client
+    # A team admin has passed the second factor (dashboard/two_factor.py).
+    return verified_client(user, Client(enforce_csrf_checks=True))
 
 
 @pytest.mark.parametrize("name", POSTS)

@@ -6,6 +6,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.dashboard.conftest import client_for, login
+from tests.support.otp import verified_client
 
 HX = {"HX-Request": "true"}
 # What a pasted or tampered link may carry.
@@ -81,7 +82,7 @@ def test_an_outsider_gets_404_whatever_the_page(charlie_client, person):
 @pytest.mark.parametrize("length", ["abc", "-1", "1e3"])
 def test_a_malformed_content_length_on_a_form_is_a_400(alice, person, length):
     client = Client(enforce_csrf_checks=True, raise_request_exception=False)
-    client.force_login(alice)
+    verified_client(alice, client)  # a team admin: passed the second factor
     url = reverse("dashboard:profile_section", args=[person.id, "name"])
     response = client.post(url, {"preferred_name": "Peg"}, CONTENT_LENGTH=length)
     assert response.status_code == 400

@@ -4,6 +4,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from tests.support.otp import verified_client
+
 pytestmark = pytest.mark.django_db
 
 
@@ -54,8 +56,7 @@ def test_a_member_without_the_right_gets_the_dashboards_403(debug, bob_client, p
 
 
 def test_a_failed_csrf_check_gets_the_dashboards_403(person, alice):
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(alice)
+    client = verified_client(alice, Client(enforce_csrf_checks=True))  # a team admin: passed it
     response = client.post(reverse("dashboard:team_add", args=[person.id]), {"username": "x"})
     assert response.status_code == 403
     assert b"You can&#x27;t open this" in response.content

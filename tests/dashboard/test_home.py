@@ -16,6 +16,7 @@ from dashboard import home
 from dashboard.models import AuditEvent, CareRole, CareTeamMembership
 from memory.models import Alert, ChatMessage, Person
 from tests.dashboard.conftest import PASSWORD, client_for, converse, make_person
+from tests.support.otp import pass_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -177,6 +178,7 @@ def test_the_poll_does_not_renew_the_login(alice, person):
     with time_machine.travel(start, tick=False) as clock:
         client = Client()
         client.post(reverse("dashboard:login"), {"username": "alice", "password": PASSWORD})
+        pass_second_factor(client, alice)  # a team admin
         key = client.cookies["sessionid"].value
         before = StoredSession.objects.get(session_key=key).expire_date
         clock.shift(timedelta(minutes=5))

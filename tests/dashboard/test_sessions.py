@@ -7,11 +7,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import time_machine
+from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session as StoredSession
 from django.test import Client
 from django.urls import reverse
 
 from tests.dashboard.conftest import PASSWORD
+from tests.support.otp import pass_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +25,8 @@ def _logged_in(username: str = "alice") -> Client:
     client = Client()
     response = client.post(reverse("dashboard:login"), {"username": username, "password": PASSWORD})
     assert response.status_code == 302
+    # alice is a team admin: her code after the password (dashboard/two_factor.py).
+    pass_second_factor(client, get_user_model().objects.get(username=username))
     return client
 
 

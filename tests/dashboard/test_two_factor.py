@@ -1,5 +1,5 @@
-"""The second factor (dashboard/two_factor.py): operators and organisation admins reach nothing
-without it, enrol with a QR code and keep recovery codes; other caregivers are not asked."""
+"""The second factor (dashboard/two_factor.py): operators, organisation admins and team admins
+reach nothing without it, enrol with a QR code and keep recovery codes; other caregivers are not asked."""
 
 import re
 import time
@@ -60,9 +60,46 @@ def test_an_organisation_admin_reaches_no_dashboard_page_without_it(person):
     assert response["HX-Redirect"].startswith(reverse("dashboard:two_factor"))
 
 
-def test_a_caregiver_who_is_not_an_admin_is_not_asked(alice, person):
-    client = _password_login("alice")
+def test_a_caregiver_who_is_not_an_admin_is_not_asked(bob, person):
+    client = _password_login("bob")
     assert client.get("/").status_code == 200
+    assert client.get(f"/people/{person.id}/").status_code == 200
+
+
+def test_a_team_admin_reaches_no_dashboard_page_without_it(alice, person, session):
+    # alice is Peggy's team admin: she exports everything about Peggy and may erase her.
+    client = _password_login("alice")
+    for url in (
+        "/",
+        f"/people/{person.id}/",
+        reverse("dashboard:export_json", args=[person.id]),
+        reverse("dashboard:erase", args=[person.id]),
+        reverse("dashboard:team", args=[person.id]),
+    ):
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response.url.startswith(reverse("dashboard:two_factor")), url
+    # With no device yet she is sent on to set one up; with one, to give its code.
+    response = client.get(reverse("dashboard:two_factor"))
+    assert response.url.startswith(reverse("dashboard:two_factor_setup"))
+    device = totp_device(alice)
+    response = client.get(reverse("dashboard:two_factor"))
+    assert response.status_code == 200
+    response = client.post(
+        reverse("dashboard:two_factor"), {"token": current_code(device), "next": "/"}
+    )
+    assert response.status_code == 302
+    assert client.get(f"/people/{person.id}/").status_code == 200
+
+
+def test_a_team_admin_in_an_organisation_it_has_left_is_not_asked(alice, person):
+    # Its care teams there count for nothing (dashboard.access.care_memberships).
+    from memory.models import OrganisationMembership
+
+    OrganisationMembership.objects.filter(user=alice).delete()
+    from dashboard.two_factor import required_for
+
+    assert required_for(alice) is False
 
 
 def test_enrolment_shows_a_qr_code_then_recovery_codes_and_opens_the_admin(operator):

@@ -319,9 +319,18 @@ def test_the_last_admin_can_neither_leave_nor_step_down(alice_client, alice, per
     member = CareTeamMembership.objects.get(person=person, user=alice)
     url = reverse("dashboard:team_member", args=[person.id, member.id])
     assert alice_client.post(url, {"remove": "1"}).status_code == 400
-    assert alice_client.post(url, {"role": "family"}).status_code == 400
+    # Nor change her own role at all: another admin does (tests/dashboard/test_team_rights.py).
+    assert alice_client.post(url, {"role": "family"}).status_code == 403
     member.refresh_from_db()
     assert member.role == CareRole.ADMIN
+
+
+def test_the_last_admin_is_not_demoted_by_another_admin_either(alice_client, alice, person):
+    from dashboard import services
+
+    member = CareTeamMembership.objects.get(person=person, user=alice)
+    error = services.member_update(membership=member, role="family", can_see_transcripts=False)
+    assert error == "The care team needs at least one admin: make someone else admin first."
 
 
 def test_removing_a_member_takes_their_access(alice_client, bob, bob_client, person):
@@ -335,10 +344,11 @@ def test_removing_a_member_takes_their_access(alice_client, bob, bob_client, per
 # --- Logging in -------------------------------------------------------------------------------
 
 
-def test_login_with_the_password_opens_the_people_list(alice, person):
+def test_login_with_the_password_opens_the_people_list(bob, person):
+    # bob is family: no second factor (a team admin's: tests/dashboard/test_two_factor.py).
     client = Client()
     response = client.post(
-        reverse("dashboard:login"), {"username": "alice", "password": PASSWORD}, follow=True
+        reverse("dashboard:login"), {"username": "bob", "password": PASSWORD}, follow=True
     )
     assert response.redirect_chain[-1][0] == reverse("dashboard:people")
     assert b"Peggy (Nana)" in response.content

@@ -9,6 +9,7 @@ from dashboard.models import CareRole, CareTeamMembership
 from dashboard.selectors import person_name
 from memory.models import Alert, Memory, OrganisationMembership
 from tests.dashboard.conftest import PASSWORD
+from tests.support.otp import second_step_code
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -63,9 +64,15 @@ def log_in(browser, live_server, *, viewport=DESKTOP, scheme="light"):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{live_server.url}/login/")
+    # alice is a team admin: she passes the second step (a recovery code of hers).
+    code = second_step_code("alice")
     page.fill("#id_username", "alice")
     page.fill("#id_password", PASSWORD)
     page.click("button.primary")
+    if code is not None:
+        page.wait_for_url(f"{live_server.url}/account/two-factor/?**")
+        page.fill("#id_token", code)
+        page.click("button.primary")
     page.wait_for_url(f"{live_server.url}/")
     page.errors = errors
     return page

@@ -58,6 +58,10 @@ PASSED_THROUGH = {
 PASSED_THROUGH_PREFIXES = ("PIP_", "UV_")
 KEY = re.compile(r"^(clara_[0-9a-f]{8}_\S+)$", re.MULTILINE)
 LOGIN = re.compile(r"^\s+(demo|family) / (\S+)\s", re.MULTILINE)
+# A team admin's and an organisation admin's second step (create_demo_caregivers prints it).
+AUTHENTICATOR = re.compile(
+    r"^\s+(demo|orgadmin) / \S+.*\n\s+second step: authenticator key (\w+)", re.MULTILINE
+)
 PERSON_LINK = re.compile(r'href="(/people/[0-9a-f-]{36}/)"')
 NOT_SUMMARISED = "Summary not written yet"
 
@@ -133,9 +137,41 @@ def bot_turn(base: str, key: str) -> None:
     _expect("POST /exchanges", status, 201, text)
 
 
-def dashboard_visit(base: str, username: str, password: str) -> int:
-    """Log in, open the people page, a person's page and their conversations; returns how many
-    people the login sees. Every conversation shown must have its summary."""
+def totp_code(key: str, at: float | None = None) -> str:
+    """The code an authenticator app shows now for this base32 key (RFC 6238: SHA-1, 30 s, six
+    digits, as django-otp's TOTP devices)."""
+    import base64
+    import hashlib
+    import hmac
+    import struct
+
+    secret = base64.b32decode(key + "=" * (-len(key) % 8))
+    counter = int((time.time() if at is None else at) // 30)
+    digest = hmac.new(secret, struct.pack(">Q", counter), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    code = (struct.unpack(">I", digest[offset : offset + 4])[0] & 0x7FFFFFFF) % 10**6
+    return f"{code:06d}"
+
+
+def _second_step(opener, base: str, username: str, key: str) -> None:
+    """Give the second-factor page the current code of the printed authenticator key."""
+    status, _, text = _call(opener, "GET", f"{base}/account/two-factor/")
+    _expect("GET /account/two-factor/", status, 200, text)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', text)
+    if token is None:
+        raise SmokeFailure("the second-factor page has no CSRF token")
+    form = {"token": totp_code(key), "next": "/", "csrfmiddlewaretoken": token.group(1)}
+    status, _, text = _call(opener, "POST", f"{base}/account/two-factor/", body=form)
+    if status != 302:
+        raise SmokeFailure(f"the second step as {username}: {status} {text[:200]}")
+
+
+def dashboard_visit(
+    base: str, username: str, password: str, authenticator_key: str | None = None
+) -> int:
+    """Log in (with the second step when the login has one), open the people page, a person's
+    page and their conversations; returns how many people the login sees. Every conversation
+    shown must have its summary."""
     jar = http.cookiejar.CookieJar()
     opener = _opener(jar)
     status, _, text = _call(opener, "GET", f"{base}/login/")
@@ -147,6 +183,8 @@ def dashboard_visit(base: str, username: str, password: str) -> int:
     status, headers, text = _call(opener, "POST", f"{base}/login/", body=form)
     if status != 302:
         raise SmokeFailure(f"logging in as {username}: {status} (wrong password?) {text[:200]}")
+    if authenticator_key:
+        _second_step(opener, base, username, authenticator_key)
     status, _, text = _call(opener, "GET", f"{base}/")
     _expect("GET / (people)", status, 200, text)
     people = sorted(set(PERSON_LINK.findall(text)))
@@ -303,7 +341,9 @@ def one_start(
         if loaded != expect_demo:
             raise SmokeFailure(f"demo {'loaded' if loaded else 'not loaded'}, expected otherwise")
         bot_turn(base, keys[0])
-        people = dashboard_visit(base, "demo", logins["demo"])
+        # demo is a team admin (it exports and erases): it passes the second step.
+        second_steps = dict(AUTHENTICATOR.findall(output))
+        people = dashboard_visit(base, "demo", logins["demo"], second_steps.get("demo"))
         dashboard_visit(base, "family", logins["family"])
         shown = ", ".join(f"{name} {at:.1f}" for name, at in steps.items() if at is not None)
         print(f"    {shown}, answering {ready:.1f} s; bot turn ok; {people} people shown")

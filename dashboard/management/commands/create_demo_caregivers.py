@@ -1,12 +1,12 @@
 """Demo logins for the caregiver dashboard: `demo` (team admin of everyone, may read full
 conversations), `family` (family member of everyone, may not) and `orgadmin` (the organisation's
-admin, who reads its audit). Prints the passwords, and orgadmin's authenticator key.
+admin, who reads its audit). Prints the passwords, and the admins' authenticator keys.
 
 All belong to the default organisation (the demo's) and are in the care team of each of its
-people. An organisation admin must pass a second factor (dashboard/two_factor.py), so `orgadmin`
-gets an authenticator-app device whose key is printed (add it to any TOTP app, or compute codes
-from it); `demo` is a team admin but not the organisation's, so a new user logs in with a
-password alone and sees everything about the demo's people at once.
+people. Organisation admins and team admins (who export and erase a person) must pass a second
+factor (dashboard/two_factor.py), so `demo` and `orgadmin` get an authenticator-app device whose
+key is printed (add it to any TOTP app, or compute codes from it); `family` logs in with a
+password alone.
 
 Run by `make run` (manage.py prepare_run) after load_demo. Running it again resets both passwords and memberships.
 Refuses when DEBUG is off unless --force: demo logins do not belong on a real deployment.
@@ -74,7 +74,7 @@ class Command(BaseCommand):
                         defaults={"role": role, "can_see_transcripts": transcripts},
                     )
                 line = f"  {username} / {chosen}   ({role}, {len(people)} people)"
-                if org_admin:
+                if org_admin or role == CareRole.ADMIN:
                     # A new key each run, like the password.
                     AuthenticatorDevice.objects.filter(user=user).delete()
                     device = AuthenticatorDevice.objects.create(
