@@ -172,13 +172,21 @@ def _tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def _stream(person_id: uuid.UUID, *, after: uuid.UUID | None = None, limit: int | None = None):
-    """The person's messages across sessions, newest first (optionally only those after one).
+def _stream(
+    person_id: uuid.UUID,
+    persona: str,
+    *,
+    after: uuid.UUID | None = None,
+    limit: int | None = None,
+):
+    """The person's messages with this persona across sessions, newest first (optionally only
+    those after one). Each persona has its own stream: a person moved to another persona starts
+    a new one, and their conversations with the first stay its own.
 
     Ordered by time, then by sequence within a session: both messages of an exchange share a
     timestamp, and ids made in the same millisecond do not sort by creation.
     """
-    rows = ChatMessage.objects.filter(person_id=person_id)
+    rows = ChatMessage.objects.filter(person_id=person_id, session__persona=persona)
     if after is not None:
         mark = ChatMessage.objects.filter(id=after).values("timestamp", "sequence_number").first()
         if mark is not None:
@@ -194,13 +202,15 @@ def _stream(person_id: uuid.UUID, *, after: uuid.UUID | None = None, limit: int 
     return [StreamTurn(*row) for row in rows]
 
 
-def recent_turns(person_id: uuid.UUID, *, budget: int | None = None) -> list[StreamTurn]:
+def recent_turns(
+    person_id: uuid.UUID, persona: str, *, budget: int | None = None
+) -> list[StreamTurn]:
     """The newest turns that fit the token budget, oldest first."""
     budget = RECENT_TOKEN_BUDGET if budget is None else budget
     picked: list[StreamTurn] = []
     used = 0
     # Read in pages so a long stream is not loaded whole.
-    for turn in _stream(person_id, limit=400):
+    for turn in _stream(person_id, persona, limit=400):
         cost = _tokens(turn.content)
         if picked and used + cost > budget:
             break
@@ -252,7 +262,7 @@ def stream_compact(
             .first()
         )
         after = summary.covers_through if summary else None
-        unfolded = _stream(person.id, after=after)[::-1]
+        unfolded = _stream(person.id, person.persona, after=after)[::-1]
         cut = next((i for i, t in enumerate(unfolded) if t.id == keep_from), len(unfolded))
         older = unfolded[:cut]
         if not older:
@@ -280,7 +290,7 @@ def _notes(person: Person) -> dict:
 def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = None):
     """The continuous companion's prompt: identity, notes, compaction, recent turns, message."""
     person = Person.objects.get(id=person_id)
-    recent = recent_turns(person.id)
+    recent = recent_turns(person.id, person.persona)
     summary = stream_compact(person=person, keep_from=recent[0].id if recent else None, at=now)
     notes = _notes(person)
     about = CaregiverContext.of(person)

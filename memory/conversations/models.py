@@ -230,6 +230,10 @@ class Session(models.Model):
         related_name="sessions",
         db_index=False,
     )
+    # The persona the person talked with in this session (their persona when it began, or when
+    # an anonymous session became theirs): a continuous companion's stream is its own persona's
+    # sessions only (memory/companion/continuity.py).
+    persona = models.CharField(max_length=32, default="clara")
     created_at = models.DateTimeField()
     last_activity_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)

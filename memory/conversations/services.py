@@ -23,6 +23,7 @@ from memory.conversations import recovery, repeats, repetition, selectors, signa
 from memory.conversations import sql as storage
 from memory.conversations.emotion import EmotionReading
 from memory.conversations.models import (
+    DEFAULT_PERSONA,
     ApiKey,
     ChatMessage,
     DetectedEmotion,
@@ -137,6 +138,7 @@ def session_resolve(
                         id=session_id or uuid.uuid4(),
                         organisation_id=organisation_id,
                         person=person,
+                        persona=person.persona if person is not None else DEFAULT_PERSONA,
                         created_at=at,
                         last_activity_at=at,
                     )
@@ -151,6 +153,7 @@ def session_resolve(
             raise Conflict("This session belongs to another person.", field="user_id")
         if session.person_id is None and person is not None:
             session.person = person
+            session.persona = person.persona
             # The anonymous part of the session becomes part of this person's history.
             for model in (ChatMessage, DetectedEmotion, RepetitionRecord, NarrativeUsage):
                 model.objects.filter(session_id=session.id, person__isnull=True).update(
@@ -164,7 +167,7 @@ def session_resolve(
         session.last_activity_at = max(session.last_activity_at, at)
         session.status = Session.Status.ACTIVE
         session.ended_at = None
-        session.save(update_fields=["person", "last_activity_at", "status", "ended_at"])
+        session.save(update_fields=["person", "persona", "last_activity_at", "status", "ended_at"])
         return session, False
 
 

@@ -155,3 +155,29 @@ def test_reasoning_is_stripped_before_storage(api, person):
     )
     assert only_thinking.status_code == 422
     assert only_thinking.json()["field"] == "assistant_message"
+
+
+def test_each_persona_keeps_its_own_stream(person):
+    continuity.persona_policy_set(slug="buddy", policy="continuous", display_name="Buddy")
+    continuity.persona_policy_set(slug="pal", policy="continuous", display_name="Pal")
+    continuity.person_persona_set(person_id=person.id, persona="buddy")
+    first, _ = services.session_resolve(user_id=person.id)
+    _talk(first, [("My sister Ann lives in Leeds", "How lovely.")])
+    services.session_close(session_id=first.id)
+
+    continuity.person_persona_set(person_id=person.id, persona="pal")
+    second, _ = services.session_resolve(user_id=person.id)
+    rendered = _context(second, "Hello, who are you?")
+    assert "Pal" in rendered.system_prompt
+    assert all("Ann" not in m["content"] for m in rendered.messages)
+    assert "Ann" not in rendered.system_prompt
+    _talk(second, [("I grew up in Hull", "Tell me about Hull.")])
+    services.session_close(session_id=second.id)
+
+    # Back with the first persona: its own stream, without the other's conversation.
+    continuity.person_persona_set(person_id=person.id, persona="buddy")
+    third, _ = services.session_resolve(user_id=person.id)
+    rendered = _context(third, "Hello again")
+    contents = [m["content"] for m in rendered.messages]
+    assert "My sister Ann lives in Leeds" in contents
+    assert all("Hull" not in content for content in contents)
