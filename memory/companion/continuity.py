@@ -202,6 +202,17 @@ def _stream(
     return [StreamTurn(*row) for row in rows]
 
 
+# How far back a continuous companion's search of its conversations reaches, in messages.
+SEARCHABLE_MESSAGES = 2000
+
+
+def searchable_stream(person: Person) -> list[tuple[str, str]]:
+    """(role, content) of the person's conversation with their persona, oldest first, as far
+    back as a search reaches: what a continuous companion may look up."""
+    turns = _stream(person.id, person.persona, limit=SEARCHABLE_MESSAGES)
+    return [(turn.role, turn.content) for turn in reversed(turns)]
+
+
 def recent_turns(
     person_id: uuid.UUID, persona: str, *, budget: int | None = None
 ) -> list[StreamTurn]:
@@ -297,10 +308,21 @@ def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = 
     who = context.Who(about.name, about.subject)
     persona = persona_for(person)
 
+    zone = about.zone
+    local = timezone.localtime(now or timezone.now(), zone)
+    where = about.time_zone if about.time_zone and zone.key != "UTC" else "UTC"
     sections = [
         f"You are {persona.display_name}, a companion in one continuing conversation with "
         f"{about.name or 'someone'}. It carries on across days and channels; pick up where you "
-        "left off."
+        "left off.",
+        f"It is now {local:%A} {local.day} {local:%B %Y}, {local:%H:%M} ({where}), "
+        + who.say("where {name} {is}."),
+        who.say(
+            "What you remember of {obj}: who {name} {is} (facts the family or {name} shared), "
+            "your own notes, a summary of your earlier conversation and its latest turns word "
+            "for word, below. To look further back in your conversations, call the "
+            "search_memory tool with scope 'conversations'."
+        ),
     ]
     facts = [m.content for m in search.always_inject(person_id=person.id, at=now)]
     facts += [m.content for m in search.foundation_memories(person_id=person.id, at=now)]

@@ -120,7 +120,7 @@ def _fact_out(memory: Memory) -> dict[str, Any]:
 
 def search_memory(args: SearchMemoryArgs, caller: Caller) -> dict[str, Any]:
     """Facts about the person and/or what was said earlier in this session."""
-    _person(caller, args.person_id)
+    person = _person(caller, args.person_id)
     out: dict[str, Any] = {}
     if args.scope in ("facts", "both"):
         # Cards are built from confirmed facts only; in dementia-safe care so are the facts.
@@ -145,22 +145,29 @@ def search_memory(args: SearchMemoryArgs, caller: Caller) -> dict[str, Any]:
         out["entity_cards"] = confirmed.entity_cards
         usage.note(hit.memory.id for hit in result.hits)
     if args.scope in ("conversations", "both"):
-        out["conversation"] = _search_session(args)
+        out["conversation"] = _search_session(args, person)
     return out
 
 
-def _search_session(args: SearchMemoryArgs) -> list[dict[str, str]]:
-    """Keyword search inside the current session only (earlier sessions are never searched)."""
-    if args.session_id is None:
-        raise Invalid("Searching conversations needs the current session_id.", field="session_id")
-    session = Session.objects.filter(id=args.session_id).first()
-    if session is None or session.person_id != args.person_id:
-        raise NotFound("No such session for this person.", field="session_id")
-    messages = list(
-        ChatMessage.objects.filter(session_id=session.id)
-        .order_by("sequence_number")
-        .values_list("role", "content")
-    )
+def _search_session(args: SearchMemoryArgs, person) -> list[dict[str, str]]:
+    """Keyword search of what was said. In dementia-safe care, inside the current session only
+    (earlier sessions are never searched); a continuous companion searches its own persona's
+    conversation across sessions, as far back as continuity.SEARCHABLE_MESSAGES."""
+    if continuity.policy_of(person.id) == MemoryPolicy.CONTINUOUS:
+        messages = continuity.searchable_stream(person)
+    else:
+        if args.session_id is None:
+            raise Invalid(
+                "Searching conversations needs the current session_id.", field="session_id"
+            )
+        session = Session.objects.filter(id=args.session_id).first()
+        if session is None or session.person_id != args.person_id:
+            raise NotFound("No such session for this person.", field="session_id")
+        messages = list(
+            ChatMessage.objects.filter(session_id=session.id)
+            .order_by("sequence_number")
+            .values_list("role", "content")
+        )
     if not messages:
         return []
     index = retrieval.BM25Index([retrieval.tokenize(content) for _, content in messages])

@@ -181,3 +181,37 @@ def test_each_persona_keeps_its_own_stream(person):
     contents = [m["content"] for m in rendered.messages]
     assert "My sister Ann lives in Leeds" in contents
     assert all("Hull" not in content for content in contents)
+
+
+def test_a_continuous_companion_knows_the_persons_date_and_time_and_what_it_remembers(person):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    person.caregiver_context = {"timezone": "Australia/Sydney", "pronouns": "he"}
+    person.save()
+    continuity.persona_policy_set(slug="buddy", policy="continuous", display_name="Buddy")
+    continuity.person_persona_set(person_id=person.id, persona="buddy")
+    session, _ = services.session_resolve(user_id=person.id)
+    at = datetime(2026, 11, 29, 4, 30, tzinfo=ZoneInfo("UTC"))  # 15:30 in Sydney
+    text = context_build(session_id=session.id, message="Hello", now=at).rendered.system_prompt
+    assert "It is now Sunday 29 November 2026, 15:30 (Australia/Sydney), where Sam is." in text
+    assert "search_memory tool with scope 'conversations'" in text
+    assert "What you remember of Sam" in text
+
+
+def test_a_continuous_companion_can_look_into_earlier_sessions_and_clara_cannot(person, api):
+    continuity.persona_policy_set(slug="buddy", policy="continuous", display_name="Buddy")
+    continuity.person_persona_set(person_id=person.id, persona="buddy")
+    first, _ = services.session_resolve(user_id=person.id)
+    _talk(first, [("My old dog Rex loved the beach at Whitby", "What a lovely memory.")])
+    services.session_close(session_id=first.id)
+    second, _ = services.session_resolve(user_id=person.id)
+    body = {"person_id": str(person.id), "query": "Rex beach", "scope": "conversations"}
+    found = api.post("/api/v1/tools/search_memory", body).json()["conversation"]
+    assert found == [{"role": "user", "content": "My old dog Rex loved the beach at Whitby"}]
+
+    # Clara's rule: only the session in progress is searched.
+    continuity.person_persona_set(person_id=person.id, persona="clara")
+    third, _ = services.session_resolve(user_id=person.id)
+    body["session_id"] = str(third.id)
+    assert api.post("/api/v1/tools/search_memory", body).json()["conversation"] == []
