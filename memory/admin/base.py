@@ -145,7 +145,8 @@ class OrganisationScopedAdmin:
     person, or a row with a foreign key to one: `holds_person_data`) writes AccessEvent rows
     (memory.conversations.audit) for its list and its object pages. An object page: one row
     (allowed; refused without the permission; not found for an unknown or another
-    organisation's id). A list: one row per person (and organisation) on the page. Rows that
+    organisation's id); its history and delete confirmation likewise. A list: one row per
+    person (and organisation) on the page. Rows that
     belong to no one (a story of the shared library) write nothing.
 
     `shows_messages`: the views ("list", "change") that show what a person said; they are
@@ -197,8 +198,8 @@ class OrganisationScopedAdmin:
     # --- The audit of reads ---
 
     def audit_action(self, view: str) -> str | None:
-        """What opening `view` ("list" or "change") of this page is recorded as; None: not
-        audited (the model holds no person's data)."""
+        """What opening `view` ("list", "change", "history" or "delete") of this page is
+        recorded as; None: not audited (the model holds no person's data)."""
         if not holds_person_data(self.model):
             return None
         if view in self.shows_messages:
@@ -244,16 +245,46 @@ class OrganisationScopedAdmin:
         return response
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        action = self.audit_action("change")
+        return self._audited_object_view(
+            request,
+            object_id,
+            lambda: super(OrganisationScopedAdmin, self).change_view(
+                request, object_id, form_url, extra_context
+            ),
+        )
+
+    # A row's history and its delete confirmation show it too (its name, what hangs off it).
+    def history_view(self, request, object_id, extra_context=None):
+        return self._audited_object_view(
+            request,
+            object_id,
+            lambda: super(OrganisationScopedAdmin, self).history_view(
+                request, object_id, extra_context
+            ),
+            view="history",
+        )
+
+    def delete_view(self, request, object_id, extra_context=None):
+        return self._audited_object_view(
+            request,
+            object_id,
+            lambda: super(OrganisationScopedAdmin, self).delete_view(
+                request, object_id, extra_context
+            ),
+            view="delete",
+        )
+
+    def _audited_object_view(self, request, object_id, show, view: str = "change"):
+        action = self.audit_action(view)
         if action is None:
-            return super().change_view(request, object_id, form_url, extra_context)
+            return show()
         try:
             obj = self.get_object(request, unquote(object_id))
         except (ValueError, ValidationError):
             obj = None  # a malformed id: Django answers it as a missing row
         target = audit_targets([obj])[0] if obj is not None else (None, None)
         try:
-            response = super().change_view(request, object_id, form_url, extra_context)
+            response = show()
         except PermissionDenied:
             self._audit(request, action, AccessOutcome.REFUSED, [(*target, object_id)])
             raise

@@ -163,6 +163,20 @@ def test_an_operator_opening_a_row_of_a_persons_data_is_audited(model, orgs, ope
 
 
 @pytest.mark.parametrize("model", _person_pages(), ids=lambda m: m.__name__)
+def test_a_rows_history_and_delete_confirmation_are_audited(model, orgs, operator_client):
+    # Both show the row's name (the person's, for most): one row each, allowed or refused
+    # (pages whose rows are never deleted here answer 403).
+    a = orgs[0]
+    obj = _row_of(model, a["person"])
+    for view, statuses in (("history", {200}), ("delete", {200, 403})):
+        before = _ids()
+        assert operator_client.get(_url(model, view, obj.pk)).status_code in statuses
+        (row,) = _new_rows(before)
+        assert row.outcome in ("allowed", "refused"), view
+        assert (row.organisation_id, row.person_id) == (a["org"].pk, a["person"].id)
+
+
+@pytest.mark.parametrize("model", _person_pages(), ids=lambda m: m.__name__)
 def test_another_organisations_row_is_audited_as_not_found(model, orgs, operator_client):
     theirs = _row_of(model, orgs[1]["person"])
     before = _ids()
