@@ -334,10 +334,14 @@ def _person_fields(model) -> list:
 
 def holds_person_data(model) -> bool:
     """Whether a page of `model` shows a person's data: a person (name, profile), or a row
-    with a foreign key to one (whose list and page show at least the person's decrypted name)."""
-    from memory.models import Person
+    with a foreign key to one or to one of their sessions (whose list and page show at least
+    the person's decrypted name)."""
+    from memory.models import Person, Session
 
-    return model is Person or bool(_person_fields(model))
+    return model is Person or any(
+        field.many_to_one and field.related_model in (Person, Session)
+        for field in model._meta.concrete_fields
+    )
 
 
 def audit_targets(objs) -> list[tuple]:

@@ -112,10 +112,13 @@ def _row_of(model, person: Person):
     """A row of `model` about `person`."""
     if model is Person:
         return person
-    field = next(
-        f for f in model._meta.concrete_fields if f.many_to_one and f.related_model is Person
-    )
-    return model.objects.filter(**{field.name: person}).order_by("pk").first()
+    for field in model._meta.concrete_fields:
+        if field.many_to_one and field.related_model is Person:
+            return model.objects.filter(**{field.name: person}).order_by("pk").first()
+    for field in model._meta.concrete_fields:
+        if field.many_to_one and field.related_model is Session:
+            return model.objects.filter(**{f"{field.name}__person": person}).order_by("pk").first()
+    return None
 
 
 def test_the_pages_the_issue_names_hold_a_persons_data():
