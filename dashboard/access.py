@@ -5,17 +5,21 @@ organisation (a login may belong to several; each shows its own people and nothi
 outsider (no membership, unknown id, anonymous, another organisation) gets 404, as if the person
 did not exist, so nothing about them leaks; a member whose role lacks what is asked gets 403.
 Every call that is allowed writes an audit row (who, which person, what, when); a refused member
-is audited too. The people list and the organisation pages are scoped here as well.
+is audited too, and so is an outsider's probe (a logged-in login answered 404: `_record_not_found`).
+A background poll (`poll_since`) repeats the read its page recorded when it opened and writes
+nothing more. The people list and the organisation pages are scoped here as well.
 """
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
+from dashboard import sessions
 from dashboard.models import AuditAction, AuditEvent, CareRole, CareTeamMembership
 from memory.models import Organisation, OrganisationMembership, Person
 
@@ -99,13 +103,17 @@ def get_person_for(
     action: AuditAction | str,
     object_id: str = "",
     audit_allowed: bool = True,
+    poll_since: datetime | None = None,
 ) -> Access:
     """The person, if `user` is in their care team with what `need` asks; audits the access.
 
     Raises Http404 for outsiders (and anonymous users), PermissionDenied (403) for members
-    without the right. Side effect: one AuditEvent row, allowed or refused; with
-    `audit_allowed=False` only a refusal is written here, and the caller writes the row once it
-    knows the outcome (an erasure: done, or refused for a wrong confirmation).
+    without the right. Side effect: one AuditEvent row, allowed, refused or not found (the
+    probe: `_record_not_found`); with `audit_allowed=False` only a refusal is written here, and
+    the caller writes the row once it knows the outcome (an erasure: done, or refused for a
+    wrong confirmation). `poll_since`: the request is a background poll of a page opened in the
+    login that began then (`poll_since(request)`); a read (or a probe) already on record since
+    then is not written again.
     """
     if user is None or not user.is_authenticated:
         raise Http404("No such person.")
@@ -113,6 +121,13 @@ def get_person_for(
     # membership of the person's organisation (uniq_org_member_user).
     membership = care_memberships(user).select_related("person").filter(person_id=person_id).first()
     if membership is None:
+        if not (
+            poll_since
+            and recorded_since(
+                user, poll_since, action=AuditAction.PERSON_NOT_FOUND, object_id=str(person_id)
+            )
+        ):
+            _record_not_found(user, person_id)
         raise Http404("No such person.")
     organisation_id = membership.person.organisation_id
     if not allows(membership, need):
@@ -127,6 +142,8 @@ def get_person_for(
         raise PermissionDenied("Your role in this care team does not allow this.")
     if not audit_allowed:
         return Access(person=membership.person, membership=membership)
+    if poll_since and recorded_since(user, poll_since, action=action, person_id=person_id):
+        return Access(person=membership.person, membership=membership)
     audit_record(
         user=user,
         person_id=person_id,
@@ -135,6 +152,85 @@ def get_person_for(
         organisation_id=organisation_id,
     )
     return Access(person=membership.person, membership=membership)
+
+
+def _record_not_found(user, person_id: uuid.UUID) -> None:
+    """A login asked for a person page it may not see (answered 404, as for an unknown id).
+
+    One row per organisation of the login, so each sees its own login's attempts; the person is
+    named only if they are of one of those organisations (a member outside the care team).
+    Another organisation's person and an unknown id are written alike (the id asked for, no
+    person), and the lookup is the same for both, so the audit tells nothing more than the 404.
+    """
+    organisation_ids = list(
+        OrganisationMembership.objects.filter(user_id=user.pk).values_list(
+            "organisation_id", flat=True
+        )
+    )
+    own = (
+        Person.objects.filter(pk=person_id, organisation_id__in=organisation_ids)
+        .values_list("organisation_id", flat=True)
+        .first()
+    )
+    targets = [(own, person_id)] if own else [(org, None) for org in organisation_ids]
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            user=user,
+            username=user.get_username(),
+            organisation_id=organisation_id,
+            person_id=named,
+            action=AuditAction.PERSON_NOT_FOUND,
+            object_id=str(person_id),
+            allowed=False,
+        )
+        for organisation_id, named in targets or [(None, None)]
+    )
+
+
+def poll_since(request) -> datetime | None:
+    """For a background poll (a GET with `X-Clara-Poll: 1`, dashboard.sessions.is_poll): when the
+    login began, so the poll is not audited again when its page's read is on record since then.
+    None for anything else (audited as usual).
+
+    The header is the browser's to send, so it is trusted only this far: a poll whose read was
+    never recorded in this login (a hand-made request with the header) is audited like a read.
+    """
+    if not sessions.is_poll(request):
+        return None
+    started = request.session.get(sessions.LOGIN_STARTED)
+    if not isinstance(started, int | float):
+        return None
+    return datetime.fromtimestamp(started, tz=UTC)
+
+
+def recorded_since(
+    user,
+    since: datetime,
+    *,
+    action: str,
+    person_id: uuid.UUID | None = None,
+    object_id: str | None = None,
+) -> bool:
+    """Whether `user` has a row of `action` (for this person, or object) since `since`."""
+    rows = AuditEvent.objects.filter(user_id=user.pk, action=action, at__gte=since)
+    if person_id is not None:
+        rows = rows.filter(person_id=person_id)
+    if object_id is not None:
+        rows = rows.filter(object_id=object_id)
+    return rows.exists()
+
+
+def organisations_read_record(user, organisation_ids, action: str) -> None:
+    """One row per organisation whose page (or part of a page) the login read; person empty."""
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            user=user,
+            username=user.get_username(),
+            organisation_id=organisation_id,
+            action=action,
+        )
+        for organisation_id in sorted(set(organisation_ids), key=str)
+    )
 
 
 def care_memberships(user) -> QuerySet[CareTeamMembership]:

@@ -69,7 +69,7 @@ class CareTeamMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
             return False
         return super().has_change_permission(request, obj)
 
-    def _audit(self, request, action: str, memberships) -> None:
+    def _audit_change(self, request, action: str, memberships) -> None:
         for membership in memberships:
             audit_admin_change(
                 request,
@@ -80,15 +80,15 @@ class CareTeamMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
             )
 
     def log_addition(self, request, obj, message):
-        self._audit(request, AccessAction.ADMIN_TEAM_ADDED, [obj])
+        self._audit_change(request, AccessAction.ADMIN_TEAM_ADDED, [obj])
         return super().log_addition(request, obj, message)
 
     def log_change(self, request, obj, message):
-        self._audit(request, AccessAction.ADMIN_TEAM_CHANGED, [obj])
+        self._audit_change(request, AccessAction.ADMIN_TEAM_CHANGED, [obj])
         return super().log_change(request, obj, message)
 
     def log_deletions(self, request, queryset):
-        self._audit(request, AccessAction.ADMIN_TEAM_REMOVED, list(queryset))
+        self._audit_change(request, AccessAction.ADMIN_TEAM_REMOVED, list(queryset))
         return super().log_deletions(request, queryset)
 
 

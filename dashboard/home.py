@@ -14,7 +14,7 @@ Four queries (five when someone may never have talked) whatever the number of re
 counts, the recent readings grouped by person and feeling, the open alerts' newest headline,
 and the audit rows. The table refreshes itself every 60 s with `X-Clara-Poll: 1`, so the poll
 does not keep the login alive (dashboard/sessions.py); a poll is not audited again (it shows
-what the page load disclosed and audited, refreshed).
+what the page load disclosed and audited, refreshed: dashboard.access.poll_since).
 """
 
 import uuid
@@ -33,7 +33,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from dashboard import access, params, selectors, words
 from dashboard.alerting import shift
-from dashboard.models import AuditAction, AuditEvent
+from dashboard.models import AuditAction
 from memory.core.person import person_zone
 from memory.models import Alert, DetectedEmotion, Person, Session
 
@@ -193,16 +193,10 @@ def home(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     rows = shift_rows(user=request.user, now=now, sort=sort)
     needs = shift.needs_a_person(user=request.user, now=now, people=[row.person for row in rows])
-    if request.headers.get("X-Clara-Poll") != "1":
-        organisations = {row.person.organisation_id for row in rows}
-        AuditEvent.objects.bulk_create(
-            AuditEvent(
-                user=request.user,
-                username=request.user.get_username(),
-                organisation_id=organisation_id,
-                action=AuditAction.VIEW_HOME,
-            )
-            for organisation_id in sorted(organisations)
+    since = access.poll_since(request)
+    if not (since and access.recorded_since(request.user, since, action=AuditAction.VIEW_HOME)):
+        access.organisations_read_record(
+            request.user, {row.person.organisation_id for row in rows}, AuditAction.VIEW_HOME
         )
     context = {
         "needs": needs,

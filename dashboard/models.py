@@ -79,6 +79,15 @@ class AuditAction(models.TextChoices):
     ADD_NOTE = "add_note", "wrote a note for the care team"
     # The shift's home view: one row per organisation shown (person empty), not per person.
     VIEW_HOME = "view_home", "read the shift's overview of everyone"
+    # The people list: likewise one row per organisation shown.
+    VIEW_PEOPLE = "view_people", "read the list of people"
+    # An organisation's own pages, for its admins (person empty).
+    VIEW_AUDIT = "view_audit", "read the organisation's audit"
+    VIEW_INVITATIONS = "view_invitations", "read the organisation's invitations"
+    # A person page asked for by a login not in the person's care team, or for an id that is no
+    # one's: answered 404 like an unknown id (allowed=False). The object is the id asked for;
+    # the person is named only when they are of the login's own organisation.
+    PERSON_NOT_FOUND = "person_not_found", "asked for a person not theirs to see"
     EXPORT_JSON = "export_json", "downloaded everything (JSON)"
     EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
     REPORT_PDF = "report_pdf", "downloaded the clinician report (PDF)"

@@ -19,7 +19,7 @@ from django.db.models import Avg, Count, F, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from dashboard import access, naming, words
-from dashboard.models import AuditEvent, CareTeamMembership
+from dashboard.models import AuditAction, AuditEvent, CareTeamMembership
 from dashboard.sql import LocalWeekHour
 from memory.conversations import escalation
 from memory.conversations.repeats import Said, decode_meaning, group_by_meaning
@@ -1188,8 +1188,16 @@ def _dashboard_row(event: AuditEvent) -> AuditRow:
         person=event.person,
         what=event.get_action_display(),
         object_id=event.object_id,
-        outcome=AccessOutcome.ALLOWED.label if event.allowed else AccessOutcome.REFUSED.label,
+        outcome=_dashboard_outcome(event),
     )
+
+
+def _dashboard_outcome(event: AuditEvent) -> str:
+    if event.allowed:
+        return AccessOutcome.ALLOWED.label
+    if event.action == AuditAction.PERSON_NOT_FOUND:
+        return AccessOutcome.NOT_FOUND.label  # a probe of someone not theirs: answered 404
+    return AccessOutcome.REFUSED.label
 
 
 def _access_row(event: AccessEvent) -> AuditRow:

@@ -29,6 +29,9 @@ from dashboard.access import (
     get_person_for,
     may_change_rights,
     organisations_of,
+    organisations_read_record,
+    poll_since,
+    recorded_since,
 )
 from dashboard.alerting import noise, respond, rights, shift
 from dashboard.alerting import views as alerting_views
@@ -134,6 +137,14 @@ def people(request: HttpRequest) -> HttpResponse:
         "several": len(organisations) > 1,
         "needs": needs,
     }
+    # One read row per organisation shown, as on the home view; the list's minute poll repeats
+    # what the page load disclosed and recorded, and is not written again.
+    since = poll_since(request)
+    shown = {card.person.organisation_id for card in cards}
+    if shown and not (
+        since and recorded_since(request.user, since, action=AuditAction.VIEW_PEOPLE)
+    ):
+        organisations_read_record(request.user, shown, AuditAction.VIEW_PEOPLE)
     # The list polls itself for alert badges (htmx): then only the list is sent.
     template = "dashboard/people.html" + ("#people-list" if request.htmx else "")
     return render(request, template, context)
@@ -153,6 +164,8 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
     except params.BadParameter as bad:
         return bad.response()
     rows, more = selectors.organisation_audit(organisation=org.organisation, page=page)
+    # Reading the audit is itself recorded (after the page's rows: this read is on the next).
+    organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_AUDIT)
     context = {"organisation": org.organisation, "rows": rows, "page": page, "more": more}
     return render(request, "dashboard/audit.html", context)
 
@@ -416,7 +429,11 @@ def alerts_panel(request: HttpRequest, access: Access, *, error: str = "", statu
 @require_GET
 @vary_on_headers("HX-Request")
 def person_alerts(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_ALERTS)
+    # The panel refreshes itself every minute (X-Clara-Poll): the read recorded when the page
+    # opened the panel stands for the polls that follow it in this login.
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_ALERTS, poll_since=poll_since(request)
+    )
     return _render(
         request, "dashboard/person_alerts.html", access, _alerts_context(access), partial="alerts"
     )

@@ -17,11 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse, reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
-from dashboard.access import Need, get_organisation_for
+from dashboard.access import Need, get_organisation_for, organisations_read_record
 from dashboard.accounts import services
 from dashboard.accounts.forms import InvitationForm, NewLoginForm
 from dashboard.accounts.models import Invitation
 from dashboard.accounts.reset_limits import LimitedPasswordResetView
+from dashboard.models import AuditAction
 from memory.models import Person
 
 
@@ -75,6 +76,8 @@ def invitations(request: HttpRequest, slug: str) -> HttpResponse:
         {"invitation": invitation, "state": _state(invitation)}
         for invitation in services.invitations_of(org.organisation)
     ]
+    # The page lists who was invited to look after whom: a read of the organisation's, recorded.
+    organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_INVITATIONS)
     context = {"organisation": org.organisation, "form": form, "rows": rows}
     return render(request, "dashboard/invitations.html", context, status=status)
 

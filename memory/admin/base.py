@@ -1,10 +1,11 @@
 """What every admin page of the memory and dashboard apps shares: links between rows, read-only and
-append-only pages, the organisation scope of staff logins, and the audit of message pages."""
+append-only pages, the organisation scope of staff logins, and the audit of every page that shows
+a person's data."""
 
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
-from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
@@ -139,9 +140,22 @@ class OrganisationScopedAdmin:
 
     `organisation_lookup`: the path from this page's model to its organisation
     ("person__organisation"), for models not in `_scopes()`.
+
+    The audit of reads, one rule for every page: a page whose model holds a person's data (a
+    person, or a row with a foreign key to one: `holds_person_data`) writes AccessEvent rows
+    (memory.conversations.audit) for its list and its object pages. An object page: one row
+    (allowed; refused without the permission; not found for an unknown or another
+    organisation's id); its history and delete confirmation likewise. A list: one row per
+    person (and organisation) on the page. Rows that
+    belong to no one (a story of the shared library) write nothing.
+
+    `shows_messages`: the views ("list", "change") that show what a person said; they are
+    recorded as ADMIN_MESSAGES with the bare id, the others as ADMIN_READ with
+    "<model>:<id>" (the list: "<model>").
     """
 
     organisation_lookup: str | None = None
+    shows_messages: tuple[str, ...] = ()
 
     def organisation_ids(self, request) -> list | None:
         """None for a superuser (everything); otherwise the login's organisations."""
@@ -181,6 +195,105 @@ class OrganisationScopedAdmin:
             formfield.queryset = organisation_scope(formfield.queryset, ids)
         return formfield
 
+    # --- The audit of reads ---
+
+    def audit_action(self, view: str) -> str | None:
+        """What opening `view` ("list", "change", "history" or "delete") of this page is
+        recorded as; None: not audited (the model holds no person's data)."""
+        if not holds_person_data(self.model):
+            return None
+        if view in self.shows_messages:
+            return AccessAction.ADMIN_MESSAGES
+        return AccessAction.ADMIN_READ
+
+    def _audit_object_id(self, action: str, object_id: object = "") -> str:
+        if action == AccessAction.ADMIN_MESSAGES:
+            return str(object_id or "")
+        name = self.model._meta.model_name
+        return f"{name}:{object_id}" if object_id != "" else name
+
+    def _audit_read(self, request, action: str, outcome: str, rows: list[tuple]) -> None:
+        user = request.user
+        audit.record_many(
+            {
+                "organisation_id": organisation_id,
+                "channel": AccessChannel.ADMIN,
+                "actor": f"user:{user.get_username()}",
+                "user": user if user.is_authenticated else None,
+                "person_id": person_id,
+                "action": action,
+                "object_id": self._audit_object_id(action, object_id),
+                "outcome": outcome,
+            }
+            for organisation_id, person_id, object_id in rows
+        )
+
+    def changelist_view(self, request, extra_context=None):
+        action = self.audit_action("list")
+        if action is None:
+            return super().changelist_view(request, extra_context)
+        try:
+            response = super().changelist_view(request, extra_context)
+        except PermissionDenied:
+            self._audit_read(request, action, AccessOutcome.REFUSED, [(None, None, "")])
+            raise
+        cl = (getattr(response, "context_data", None) or {}).get("cl")
+        if cl is not None and response.status_code == 200:
+            # The page's rows (the template renders these same, already fetched, objects).
+            shown = [t for t in dict.fromkeys(audit_targets(cl.result_list)) if t != (None, None)]
+            self._audit_read(request, action, AccessOutcome.ALLOWED, [(*t, "") for t in shown])
+        return response
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return self._audited_object_view(
+            request,
+            object_id,
+            lambda: super(OrganisationScopedAdmin, self).change_view(
+                request, object_id, form_url, extra_context
+            ),
+        )
+
+    # A row's history and its delete confirmation show it too (its name, what hangs off it).
+    def history_view(self, request, object_id, extra_context=None):
+        return self._audited_object_view(
+            request,
+            object_id,
+            lambda: super(OrganisationScopedAdmin, self).history_view(
+                request, object_id, extra_context
+            ),
+            view="history",
+        )
+
+    def delete_view(self, request, object_id, extra_context=None):
+        return self._audited_object_view(
+            request,
+            object_id,
+            lambda: super(OrganisationScopedAdmin, self).delete_view(
+                request, object_id, extra_context
+            ),
+            view="delete",
+        )
+
+    def _audited_object_view(self, request, object_id, show, view: str = "change"):
+        action = self.audit_action(view)
+        if action is None:
+            return show()
+        try:
+            obj = self.get_object(request, unquote(object_id))
+        except (ValueError, ValidationError):
+            obj = None  # a malformed id: Django answers it as a missing row
+        target = audit_targets([obj])[0] if obj is not None else (None, None)
+        try:
+            response = show()
+        except PermissionDenied:
+            self._audit_read(request, action, AccessOutcome.REFUSED, [(*target, object_id)])
+            raise
+        if obj is None:
+            self._audit_read(request, action, AccessOutcome.NOT_FOUND, [(None, None, object_id)])
+        elif response.status_code == 200 and target != (None, None):
+            self._audit_read(request, action, AccessOutcome.ALLOWED, [(*target, object_id)])
+        return response
+
 
 class ReadOnlyAdmin(OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
     """Rows only the product writes: operators may look, never add, change or delete."""
@@ -206,70 +319,62 @@ class AppendOnlyAdmin(ReadOnlyAdmin):
     ordering = ("-timestamp",)
 
 
-# --- The audit of operators reading what a person said -------------------------------------------
+# --- Which rows hold a person's data, and whose ----------------------------------------------
 
 
-def _audit_target(obj) -> tuple:
-    """(organisation id, person id) of a session or of a row that belongs to a session."""
-    organisation_id = getattr(obj, "organisation_id", None)
-    if organisation_id is None and getattr(obj, "session_id", None) is not None:
-        organisation_id = obj.session.organisation_id
-    return organisation_id, getattr(obj, "person_id", None)
+def _person_fields(model) -> list:
+    from memory.models import Person
+
+    return [
+        field
+        for field in model._meta.concrete_fields
+        if field.many_to_one and field.related_model is Person
+    ]
 
 
-class MessagesAuditedAdmin:
-    """Pages that show what a person said: every view is audited (memory.conversations.audit).
+def holds_person_data(model) -> bool:
+    """Whether a page of `model` shows a person's data: a person (name, profile), or a row
+    with a foreign key to one or to one of their sessions (whose list and page show at least
+    the person's decrypted name)."""
+    from memory.models import Person, Session
 
-    An object page: one row (allowed, refused without the permission, not found for an unknown
-    or another organisation's id). A list: one row per person whose words it shows.
+    return model is Person or any(
+        field.many_to_one and field.related_model in (Person, Session)
+        for field in model._meta.concrete_fields
+    )
+
+
+def audit_targets(objs) -> list[tuple]:
+    """(organisation id, person id) of each row: a person, or a row of a person or a session.
+
+    At most two queries for a whole page (the organisations of people and of sessions not
+    already on the rows), so a list costs the same however many rows it shows.
     """
+    from memory.models import Person, Session
 
-    audit_list = True
-    audit_change = True
-
-    def _audit(self, request, outcome: str, rows: list[tuple]) -> None:
-        user = request.user
-        audit.record_many(
-            {
-                "organisation_id": organisation_id,
-                "channel": AccessChannel.ADMIN,
-                "actor": f"user:{user.get_username()}",
-                "user": user if user.is_authenticated else None,
-                "person_id": person_id,
-                "action": AccessAction.ADMIN_MESSAGES,
-                "object_id": object_id,
-                "outcome": outcome,
-            }
-            for organisation_id, person_id, object_id in rows
+    found = []
+    for obj in objs:
+        if isinstance(obj, Person):
+            found.append([obj.organisation_id, obj.pk, None])
+            continue
+        person_id = next(
+            (getattr(obj, f.attname) for f in _person_fields(type(obj)) if getattr(obj, f.attname)),
+            None,
         )
-
-    def changelist_view(self, request, extra_context=None):
-        if not self.audit_list:
-            return super().changelist_view(request, extra_context)
-        try:
-            response = super().changelist_view(request, extra_context)
-        except PermissionDenied:
-            self._audit(request, AccessOutcome.REFUSED, [(None, None, "")])
-            raise
-        cl = (getattr(response, "context_data", None) or {}).get("cl")
-        if cl is not None and response.status_code == 200:
-            # The page's rows (the template renders these same, already fetched, objects).
-            shown = dict.fromkeys(_audit_target(obj) for obj in cl.result_list)
-            self._audit(request, AccessOutcome.ALLOWED, [(*t, "") for t in shown])
-        return response
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        if not self.audit_change:
-            return super().change_view(request, object_id, form_url, extra_context)
-        obj = self.get_object(request, unquote(object_id))
-        target = _audit_target(obj) if obj is not None else (None, None)
-        try:
-            response = super().change_view(request, object_id, form_url, extra_context)
-        except PermissionDenied:
-            self._audit(request, AccessOutcome.REFUSED, [(*target, object_id)])
-            raise
-        if obj is None:
-            self._audit(request, AccessOutcome.NOT_FOUND, [(None, None, object_id)])
-        elif response.status_code == 200:
-            self._audit(request, AccessOutcome.ALLOWED, [(*target, object_id)])
-        return response
+        found.append(
+            [getattr(obj, "organisation_id", None), person_id, getattr(obj, "session_id", None)]
+        )
+    people = {t[1] for t in found if t[0] is None and t[1] is not None}
+    sessions = {t[2] for t in found if t[0] is None and t[1] is None and t[2] is not None}
+    people_orgs = dict(
+        Person.objects.filter(pk__in=people).values_list("pk", "organisation_id") if people else ()
+    )
+    session_orgs = dict(
+        Session.objects.filter(pk__in=sessions).values_list("pk", "organisation_id")
+        if sessions
+        else ()
+    )
+    for t in found:
+        if t[0] is None:
+            t[0] = people_orgs.get(t[1]) if t[1] is not None else session_orgs.get(t[2])
+    return [(organisation_id, person_id) for organisation_id, person_id, _ in found]

@@ -4,8 +4,9 @@ People and sessions can be looked after here but never deleted (their history ha
 Messages, emotions, repetition records and narrative usage are append-only history: view only.
 API keys are created with `manage.py create_api_key NAME --org SLUG` and only revoked here.
 
-Pages that show what a person said (messages, repetition records, emotions' messages, a
-session's latest messages) are audited: memory.admin.base.MessagesAuditedAdmin.
+Every page here that shows a person's data is audited (memory.admin.base.OrganisationScopedAdmin);
+those that show what a person said (messages, repetition records, emotions' messages, a
+session's latest messages) as reading messages.
 """
 
 from django.contrib import admin, messages
@@ -18,7 +19,6 @@ from memory import retention
 from memory.admin.base import (
     AppendOnlyAdmin,
     LinksMixin,
-    MessagesAuditedAdmin,
     OrganisationScopedAdmin,
     change_link,
     changelist_link,
@@ -158,9 +158,9 @@ class ChatMessageInline(admin.TabularInline):
 
 
 @admin.register(Session)
-class SessionAdmin(MessagesAuditedAdmin, OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
-    # The list shows no words; the session page shows its latest messages, and is audited.
-    audit_list = False
+class SessionAdmin(OrganisationScopedAdmin, LinksMixin, admin.ModelAdmin):
+    # The list shows no words (only whose sessions); the session page shows its latest messages.
+    shows_messages = ("change",)
     list_display = (
         "id",
         "person_link",
@@ -231,7 +231,8 @@ class SessionAdmin(MessagesAuditedAdmin, OrganisationScopedAdmin, LinksMixin, ad
 
 
 @admin.register(ChatMessage)
-class ChatMessageAdmin(MessagesAuditedAdmin, AppendOnlyAdmin):
+class ChatMessageAdmin(AppendOnlyAdmin):
+    shows_messages = ("list", "change")
     list_display = (
         "timestamp",
         "session_link",
@@ -253,9 +254,9 @@ class ChatMessageAdmin(MessagesAuditedAdmin, AppendOnlyAdmin):
 
 
 @admin.register(DetectedEmotion)
-class DetectedEmotionAdmin(MessagesAuditedAdmin, AppendOnlyAdmin):
+class DetectedEmotionAdmin(AppendOnlyAdmin):
     # The list shows each message's words; the object page only links to the message.
-    audit_change = False
+    shows_messages = ("list",)
     list_display = (
         "timestamp",
         "emotion",
@@ -291,7 +292,8 @@ class RepeatedFilter(admin.SimpleListFilter):
 
 
 @admin.register(RepetitionRecord)
-class RepetitionRecordAdmin(MessagesAuditedAdmin, AppendOnlyAdmin):
+class RepetitionRecordAdmin(AppendOnlyAdmin):
+    shows_messages = ("list", "change")
     list_display = (
         "timestamp",
         "question_type",

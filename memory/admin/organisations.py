@@ -88,7 +88,7 @@ class OrganisationMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
             return False
         return super().has_change_permission(request, obj)
 
-    def _audit(self, request, action: str, memberships) -> None:
+    def _audit_change(self, request, action: str, memberships) -> None:
         for membership in memberships:
             audit_admin_change(
                 request,
@@ -98,15 +98,15 @@ class OrganisationMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
             )
 
     def log_addition(self, request, obj, message):
-        self._audit(request, AccessAction.ADMIN_MEMBER_ADDED, [obj])
+        self._audit_change(request, AccessAction.ADMIN_MEMBER_ADDED, [obj])
         return super().log_addition(request, obj, message)
 
     def log_change(self, request, obj, message):
-        self._audit(request, AccessAction.ADMIN_MEMBER_CHANGED, [obj])
+        self._audit_change(request, AccessAction.ADMIN_MEMBER_CHANGED, [obj])
         return super().log_change(request, obj, message)
 
     def log_deletions(self, request, queryset):
-        self._audit(request, AccessAction.ADMIN_MEMBER_REMOVED, list(queryset))
+        self._audit_change(request, AccessAction.ADMIN_MEMBER_REMOVED, list(queryset))
         return super().log_deletions(request, queryset)
 
 

@@ -5,8 +5,9 @@ allowed, refused (the key lacks the scope, the operator the permission) or not f
 or another organisation's). Codes and ids only: never a name, a query or message text.
 
 The bot API's routers and the agent tools (REST and MCP) wrap what they do in `audited(...)`;
-the admin's message pages call `record(...)`. The per-turn path (sessions, /context, /query,
-exchanges, turns) is not audited: it is the bot doing its job, and it must stay fast.
+every admin page of a person's data calls `record_many(...)` (memory.admin.base). The per-turn
+path (sessions, /context, /query, exchanges, turns) is not audited: it is the bot doing its job,
+and it must stay fast.
 """
 
 from __future__ import annotations

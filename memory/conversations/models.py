@@ -595,6 +595,9 @@ class AccessAction(models.TextChoices):
     FORGET = "forget", "forgot memories"
     ERASE = "erase", "erased a person"
     ADMIN_MESSAGES = "admin_messages", "read messages in the admin"
+    # Any other admin page of a person's data: their profile, summaries, commitments, stories,
+    # alerts, care team. The object is "<model>:<id>" (a list: "<model>").
+    ADMIN_READ = "admin_read", "read a person's records in the admin"
     RETENTION = "retention", "removed conversation text past the retention period"
     MARK_INACTIVE = "mark_inactive", "marked a person inactive"
     MARK_ACTIVE = "mark_active", "marked a person active again"

@@ -221,11 +221,18 @@ def test_anonymous_is_sent_to_log_in(name, objects):
 
 
 @pytest.mark.parametrize("name", sorted(ROUTES))
-def test_outsider_changes_nothing_and_leaves_no_audit_row(name, objects, charlie):
-    before = AuditEvent.objects.count()
+def test_outsider_changes_nothing_and_leaves_only_a_not_found_row(name, objects, charlie):
+    before = set(AuditEvent.objects.values_list("id", flat=True))
     memberships = list(CareTeamMembership.objects.values_list("id", "role").order_by("id"))
     call(client_for(charlie), name, objects)
-    assert AuditEvent.objects.count() == before
+    # The probe is recorded (issue 30): the person is of charlie's own organisation.
+    (row,) = AuditEvent.objects.exclude(id__in=before)
+    assert (row.action, row.allowed, row.object_id, row.person_id) == (
+        "person_not_found",
+        False,
+        str(objects["person"].id),
+        objects["person"].id,
+    )
     assert list(CareTeamMembership.objects.values_list("id", "role").order_by("id")) == memberships
     objects["alert"].refresh_from_db()
     assert objects["alert"].status == "open"
@@ -380,12 +387,15 @@ def bea(objects, person_b, other_org):
 @pytest.mark.parametrize("name", sorted(ROUTES))
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
 def test_a_login_of_another_organisation_gets_404_and_changes_nothing(name, htmx, objects, olga):
-    before = AuditEvent.objects.count()
+    before = set(AuditEvent.objects.values_list("id", flat=True))
     headers = {"HX-Request": "true"} if htmx else {}
     response = call(client_for(olga), name, objects, **headers)
     assert response.status_code == 404
     assert b"Peggy" not in response.content and b"Nana" not in response.content
-    assert AuditEvent.objects.count() == before
+    # Recorded in olga's own organisation's audit only, naming no one (issue 30).
+    (row,) = AuditEvent.objects.exclude(id__in=before)
+    assert (row.action, row.allowed, row.person_id) == ("person_not_found", False, None)
+    assert row.organisation_id != objects["person"].organisation_id
     objects["alert"].refresh_from_db()
     assert objects["alert"].status == "open"
     objects["memory"].refresh_from_db()
