@@ -49,7 +49,7 @@ from memory import privacy
 from memory.conversations.repetition import CHRONIC_AT
 from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
-from memory.facts import search, store
+from memory.facts import names, search, store
 from memory.insights.alerts import OUTCOMES_OFFERED
 from memory.models import Alert
 from memory.webhooks import services as webhooks
@@ -620,9 +620,28 @@ def memories(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     return _render(request, "dashboard/memories.html", access, _memories_context(access))
 
 
-MEMORY_ACTIONS = ("confirm", "pin", "unpin", "edit", "forget", "accept", "decline")
+MEMORY_ACTIONS = (
+    "confirm",
+    "pin",
+    "unpin",
+    "edit",
+    "forget",
+    "accept",
+    "decline",
+    "same_person",
+    "other_person",
+)
 # Saying what is true: team admins and care staff only (family's edits become suggestions).
-CONFIRMING_ACTIONS = ("confirm", "pin", "unpin", "accept", "decline")
+# same_person / other_person: whether a name Clara heard is a person she knows (facts/names.py).
+CONFIRMING_ACTIONS = (
+    "confirm",
+    "pin",
+    "unpin",
+    "accept",
+    "decline",
+    "same_person",
+    "other_person",
+)
 
 
 @login_required
@@ -660,6 +679,8 @@ def memory_action(
         memory = store.memory_confirm(memory.id, user=request.user)
     elif action in ("pin", "unpin"):
         memory = store.memory_pin(memory.id, pinned=action == "pin")
+    elif action in ("same_person", "other_person"):
+        memory = names.decide(memory, same=action == "same_person")
     elif action == "forget":
         store.memory_forget(memory.id)
         memory = None

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from memory.conversations.models import ChatMessage
 from memory.core.errors import Conflict
-from memory.facts import extraction, store, withhold
+from memory.core.person import CaregiverContext
+from memory.facts import extraction, names, store, withhold
 from memory.facts.models import Memory
 
 
@@ -49,7 +50,13 @@ def remember_from_message(message_id: uuid.UUID) -> RememberReport:
     if withhold.withheld(message):
         return RememberReport(skipped="the person asked not to be remembered")
     stored = 0
+    known = None
     for fact in extraction.extract_facts(message.content):
+        if any(ref.startswith("person:") for ref in fact.entity_refs):
+            # A name misheard by speech recognition is the person already known (names.py).
+            if known is None:
+                known = names.known_people(message.person_id, CaregiverContext.of(message.person))
+            fact = names.resolve(fact, known)
         try:
             store.memory_upsert(
                 namespace=store.person_namespace(message.person_id, fact.type),

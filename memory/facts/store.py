@@ -444,6 +444,42 @@ def memory_edit(memory_id: uuid.UUID, *, content: str, user, at: datetime | None
     return result.memory
 
 
+def memory_relink(
+    memory_id: uuid.UUID,
+    *,
+    content: str,
+    entity_refs: list[str],
+    entity_labels: dict[str, str],
+    memory_key: str,
+    metadata: dict[str, Any],
+    at: datetime | None = None,
+) -> Memory:
+    """Say again whom a memory is about (staff deciding on a name Clara may have misheard):
+    its words, people, identity and notes; the same row, confirmed or not as it was."""
+    at = at or timezone.now()
+    with transaction.atomic():
+        memory = _memory_for_update(memory_id)
+        memory.revision = _bump_scope(memory.scope)
+        memory.content = content
+        memory.entity_refs = list(entity_refs)
+        memory.entity_labels = dict(entity_labels)
+        memory.memory_key = memory_key[:300]
+        memory.metadata = metadata
+        memory.updated_at = at
+        memory.save(
+            update_fields=[
+                "content",
+                "entity_refs",
+                "entity_labels",
+                "memory_key",
+                "metadata",
+                "updated_at",
+                "revision",
+            ]
+        )
+    return memory
+
+
 def memory_pin(memory_id: uuid.UUID, *, pinned: bool, at: datetime | None = None) -> Memory:
     """Pinned memories are always at hand (foundation) and never archived; they count as critical."""
     at = at or timezone.now()
