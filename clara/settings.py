@@ -386,15 +386,18 @@ LOGGING = {
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:people"
 LOGOUT_REDIRECT_URL = "dashboard:login"
-# Five failed logins for one username (from any address) lock that username for 15 minutes;
+# Five failed logins for one username from one address lock that username from that address for
+# 15 minutes (the caregiver still logs in from elsewhere: a stranger cannot lock them out);
+# CLARA_LOGIN_ACCOUNT_FAILURE_LIMIT (15) for one username from any addresses lock the username;
 # CLARA_LOGIN_IP_FAILURE_LIMIT (20) from one address, whatever the usernames, lock that address:
 # spraying many names from one address stops, and a care home whose staff share one address
 # does not lock itself out over a few typos (dashboard/lockout.py).
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 CLARA_LOGIN_IP_FAILURE_LIMIT = env_int("CLARA_LOGIN_IP_FAILURE_LIMIT", 20)
+CLARA_LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("CLARA_LOGIN_ACCOUNT_FAILURE_LIMIT", 15)
 AXES_HANDLER = "dashboard.lockout.LoginLockoutHandler"
 AXES_COOLOFF_TIME = 0.25  # hours
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address", ["username", "ip_address"]]
 # The client's address: X-Forwarded-For only from a trusted proxy (clara/client_ip.py).
 AXES_CLIENT_IP_CALLABLE = "clara.client_ip.client_ip"
 # Proxies (addresses or networks, comma-separated) whose X-Forwarded-For is believed. Empty: the
@@ -402,8 +405,8 @@ AXES_CLIENT_IP_CALLABLE = "clara.client_ip.client_ip"
 CLARA_TRUSTED_PROXIES = env_networks("CLARA_TRUSTED_PROXIES", [])
 # Networks that may read /readyz's details (database engine, recovery backlog) without a login.
 CLARA_INTERNAL_NETWORKS = env_networks("CLARA_INTERNAL_NETWORKS", ["127.0.0.0/8", "::1/128"])
-# A good login forgets that account's own failures, not the other names tried from its address
-# (dashboard/lockout.py).
+# A good login forgets that account's own failures from its address, not the other names tried
+# from there, nor its failures from other addresses (dashboard/lockout.py).
 AXES_RESET_ON_SUCCESS = True
 # A kind page (with the status 429) instead of django-axes' plain text.
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"

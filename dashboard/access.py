@@ -36,6 +36,24 @@ class Need(StrEnum):
     EXPORT_ALL = "export_all"
 
 
+# What acting on one memory needs, on "What Clara remembers" and on the profile alike. Forgetting
+# is permanent and takes a fact away from what Clara says: like saying what is true, it is for
+# team admins and care staff. Family suggest a change (a suggestion staff accept or decline) and
+# ask the team to forget; their "edit" is that suggestion (dashboard.views.memory_action).
+MEMORY_ACTION_NEEDS = {
+    "confirm": Need.CONFIRM,
+    "pin": Need.CONFIRM,
+    "unpin": Need.CONFIRM,
+    "accept": Need.CONFIRM,
+    "decline": Need.CONFIRM,
+    "forget": Need.CONFIRM,
+    # Whether a name Clara heard is a person she knows (memory/facts/names.py).
+    "same_person": Need.CONFIRM,
+    "other_person": Need.CONFIRM,
+    "edit": Need.VIEW,
+}
+
+
 @dataclass(frozen=True)
 class Access:
     person: Person
@@ -52,6 +70,10 @@ class Access:
     @property
     def may_confirm(self) -> bool:
         return allows(self.membership, Need.CONFIRM)
+
+    @property
+    def may_forget(self) -> bool:
+        return allows(self.membership, MEMORY_ACTION_NEEDS["forget"])
 
 
 def allows(membership: CareTeamMembership, need: Need) -> bool:

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from dashboard import params
 from dashboard.models import CareRole
 from memory.core.person import zone_exists
 from memory.insights.alerts import OUTCOME_NOTE_MAX_CHARS, OUTCOMES_OFFERED
@@ -205,8 +206,19 @@ class ConversationFilterForm(forms.Form):
     q = forms.CharField(label="Words", required=False, max_length=100, strip=True)
     feeling = forms.ChoiceField(label="Mostly felt", required=False)
     alert = forms.BooleanField(label="Only with an alert", required=False)
-    start = forms.DateField(label="From", required=False, widget=forms.DateInput({"type": "date"}))
-    end = forms.DateField(label="To", required=False, widget=forms.DateInput({"type": "date"}))
+    # Bounded (dashboard/params.py): the end's next local midnight is computed from it.
+    start = forms.DateField(
+        label="From",
+        required=False,
+        widget=forms.DateInput({"type": "date"}),
+        validators=[params.validate_day],
+    )
+    end = forms.DateField(
+        label="To",
+        required=False,
+        widget=forms.DateInput({"type": "date"}),
+        validators=[params.validate_day],
+    )
 
     def __init__(self, *args, feelings: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)

@@ -1,15 +1,24 @@
-"""Login lockout with two limits: one per account, a higher one per address.
+"""Login lockout with three limits: an account from one address, an address, an account overall.
 
-django-axes counts failures per username and per address (AXES_LOCKOUT_PARAMETERS) but compares
-every count with the one AXES_FAILURE_LIMIT. A care home's staff share one public address, so
-five typos across the whole home would lock everyone out. Here the address count is compared
-with its own, higher limit (CLARA_LOGIN_IP_FAILURE_LIMIT): guessing one account still stops at
-AXES_FAILURE_LIMIT, and spraying many names from one address stops at the address limit.
+django-axes counts failures per parameter of AXES_LOCKOUT_PARAMETERS but compares every count
+with the one AXES_FAILURE_LIMIT. Here each count has its own limit:
 
-A good login forgets that account's own failures (its typos, from wherever they came), and only
-those. django-axes' own reset deletes every failure matching any lockout parameter, so one good
-login also wiped the address's count: someone spraying names from one address with one account of
-their own could log in every nineteenth try and never reach the address limit.
+- an account from one address (the username and address together): AXES_FAILURE_LIMIT (5). Five
+  wrong passwords for a caregiver from an attacker's address lock that address out of that
+  account; the caregiver still logs in from the care home (issue 30: anyone could lock a named
+  caregiver out for 15 minutes with five wrong passwords);
+- an address, whatever the names: CLARA_LOGIN_IP_FAILURE_LIMIT (20). A care home's staff share one
+  public address, so five typos across the home must not lock everyone out; spraying many names
+  from one address stops there;
+- an account from anywhere: CLARA_LOGIN_ACCOUNT_FAILURE_LIMIT (15). Guessing one password from
+  many addresses still stops, later than from one (three addresses' worth).
+
+A good login forgets that account's own failures from that address (its typos there), and only
+those: the attacker's address stays locked out of the account, and the address's count keeps
+the other names tried from it. django-axes' own reset deletes every failure matching any lockout
+parameter, so one good login also wiped the address's count: someone spraying names from one
+address with one account of their own could log in every nineteenth try and never reach the
+address limit.
 """
 
 from axes.handlers.database import AxesDatabaseHandler
@@ -21,10 +30,14 @@ from django.db.models import Sum
 
 class LoginLockoutHandler(AxesDatabaseHandler):
     def get_failures(self, request, credentials: dict | None = None) -> int:
-        """The failures that count towards AXES_FAILURE_LIMIT: an account's own, and an
-        address's scaled so that it reaches that limit only at the address limit."""
+        """The failures that count towards AXES_FAILURE_LIMIT: an account's from this address,
+        and an address's and an account's overall, each scaled so that it reaches that limit only
+        at its own limit."""
         limit = get_failure_limit(request, credentials)
-        address_limit = max(settings.CLARA_LOGIN_IP_FAILURE_LIMIT, limit)
+        own_limits = {
+            frozenset({"ip_address"}): max(settings.CLARA_LOGIN_IP_FAILURE_LIMIT, limit),
+            frozenset({"username"}): max(settings.CLARA_LOGIN_ACCOUNT_FAILURE_LIMIT, limit),
+        }
         parameters = get_client_parameters(
             get_client_username(request, credentials),
             request.axes_ip_address,
@@ -37,16 +50,20 @@ class LoginLockoutHandler(AxesDatabaseHandler):
             parameters, self.get_user_attempts(request, credentials), strict=True
         ):
             failures = attempts.aggregate(n=Sum("failures_since_start"))["n"] or 0
-            if set(kwargs) == {"ip_address"}:
-                failures = limit if failures >= address_limit else min(failures, limit - 1)
+            own = own_limits.get(frozenset(kwargs))
+            if own is not None:
+                failures = limit if failures >= own else min(failures, limit - 1)
             worst = max(worst, failures)
         return worst
 
     def reset_user_attempts(self, request, credentials: dict | None = None) -> int:
-        """On a good login: delete the failures recorded under this account's name only; the
-        address's count keeps the other names tried from it."""
+        """On a good login: delete the failures recorded under this account's name from this
+        address only; other addresses stay locked out of it, and the address's count keeps the
+        other names tried from it."""
         username = get_client_username(request, credentials)
         if not username:
             return 0
-        deleted, _ = AccessAttempt.objects.filter(username=username).delete()
+        deleted, _ = AccessAttempt.objects.filter(
+            username=username, ip_address=request.axes_ip_address
+        ).delete()
         return deleted

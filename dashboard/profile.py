@@ -22,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from dashboard import profile_people, selectors, services, words
-from dashboard.access import Access, Need, get_person_for
+from dashboard.access import MEMORY_ACTION_NEEDS, Access, Need, get_person_for
 from dashboard.forms import (
     AgreedAnswerForm,
     AnswersForm,
@@ -292,7 +292,7 @@ def profile_memory(
     access = get_person_for(
         request.user,
         person_id,
-        need=Need.CONFIRM,
+        need=MEMORY_ACTION_NEEDS[action],
         action=AuditAction.FORGET_MEMORY if action == "forget" else AuditAction.EDIT_MEMORY,
         object_id=str(memory_id),
     )

@@ -22,6 +22,7 @@ from django_htmx.http import reswap
 
 from dashboard import charts, conversation_search, minimum, params, selectors, services, words
 from dashboard.access import (
+    MEMORY_ACTION_NEEDS,
     Access,
     Need,
     audit_record,
@@ -620,28 +621,7 @@ def memories(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     return _render(request, "dashboard/memories.html", access, _memories_context(access))
 
 
-MEMORY_ACTIONS = (
-    "confirm",
-    "pin",
-    "unpin",
-    "edit",
-    "forget",
-    "accept",
-    "decline",
-    "same_person",
-    "other_person",
-)
-# Saying what is true: team admins and care staff only (family's edits become suggestions).
-# same_person / other_person: whether a name Clara heard is a person she knows (facts/names.py).
-CONFIRMING_ACTIONS = (
-    "confirm",
-    "pin",
-    "unpin",
-    "accept",
-    "decline",
-    "same_person",
-    "other_person",
-)
+MEMORY_ACTIONS = tuple(MEMORY_ACTION_NEEDS)
 
 
 @login_required
@@ -652,8 +632,9 @@ def memory_action(
 ) -> HttpResponse:
     """Confirm, pin, unpin, edit (GET: the form) or forget one memory; htmx gets the item back.
 
-    Family's edit is a suggestion that care staff accept or decline; confirming, pinning and
-    deciding on suggestions are for team admins and care staff (403 for family, audited).
+    Family's edit is a suggestion that care staff accept or decline; confirming, pinning,
+    forgetting and deciding on suggestions are for team admins and care staff (403 for family,
+    audited): dashboard.access.MEMORY_ACTION_NEEDS, the profile's rule too.
     """
     if action not in MEMORY_ACTIONS or (request.method == "GET" and action != "edit"):
         raise Http404("No such action.")
@@ -661,7 +642,7 @@ def memory_action(
         audited = AuditAction.VIEW_MEMORIES
     else:
         audited = AuditAction.FORGET_MEMORY if action == "forget" else AuditAction.EDIT_MEMORY
-    need = Need.CONFIRM if action in CONFIRMING_ACTIONS else Need.VIEW
+    need = MEMORY_ACTION_NEEDS[action]
     access = get_person_for(
         request.user, person_id, need=need, action=audited, object_id=str(memory_id)
     )

@@ -4,8 +4,6 @@ Above every subpackage, because both reach every table that refers to the person
 conversation record, long-term memory, insights and the companion's rows.
 """
 
-import csv
-import io
 import uuid
 from datetime import datetime
 from typing import Any
@@ -22,6 +20,7 @@ from memory.conversations.models import (
     RepetitionRecord,
     Session,
 )
+from memory.core import spreadsheet
 from memory.core.errors import NotFound
 from memory.facts import store
 from memory.facts.models import Memory, PersonNotes
@@ -136,19 +135,20 @@ def person_export(person_id: uuid.UUID) -> dict[str, Any]:
 
 
 def person_export_csv(person_id: uuid.UUID) -> str:
-    """The person's memories as CSV (one row per memory, every version), for a spreadsheet."""
+    """The person's memories as CSV (one row per memory, every version), for a spreadsheet.
+
+    Every cell goes through memory.core.spreadsheet: text that would start a formula is kept
+    as text (the dashboard's download and the API's `?format=csv` are this one function)."""
     _person_or_404(person_id)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(EXPORT_MEMORY_FIELDS)
+    rows = []
     for memory in (
         Memory.objects.filter(person_id=person_id).defer("embedding").order_by("created_at")
     ):
         row = _memory_export_row(memory)
         row["namespace"] = "/".join(row["namespace"])
         row["entity_refs"] = " ".join(row["entity_refs"])
-        writer.writerow(row[name] for name in EXPORT_MEMORY_FIELDS)
-    return out.getvalue()
+        rows.append([row[name] for name in EXPORT_MEMORY_FIELDS])
+    return spreadsheet.csv_text(EXPORT_MEMORY_FIELDS, rows)
 
 
 def person_erase(person_id: uuid.UUID) -> dict[str, int]:

@@ -6,7 +6,7 @@ Every view goes through dashboard.access (404 for outsiders, audited), like ever
 """
 
 import uuid
-from datetime import date, timedelta
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from django import forms
@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dashboard import words
+from dashboard import params, words
 from dashboard.access import Access, audit_record, care_memberships, get_person_for
 from dashboard.alerting import delivery, report, respond, rights
 from dashboard.alerting.models import AlertRouting
@@ -287,15 +287,10 @@ def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse
     access = get_person_for(request.user, person_id, action=AuditAction.REPORT_PDF)
     today = timezone.now().astimezone(person_zone(access.person)).date()
     try:
-        end = date.fromisoformat(request.GET.get("to") or today.isoformat())
-    except ValueError:
-        return _bad("to", "Give the last day as YYYY-MM-DD.")
-    try:
-        start = date.fromisoformat(
-            request.GET.get("from") or (end - timedelta(days=29)).isoformat()
-        )
-    except ValueError:
-        return _bad("from", "Give the first day as YYYY-MM-DD.")
+        end = params.day(request, "to", default=today)
+        start = params.day(request, "from", default=max(end - timedelta(days=29), params.FIRST_DAY))
+    except params.BadParameter as bad:
+        return _bad(bad.name, f"{bad.name} {bad.detail}")
     if start > end:
         return _bad("from", "The first day comes after the last.")
     period = report.Period(start=start, end=end)

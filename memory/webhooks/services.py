@@ -6,7 +6,9 @@ across attempts), `X-Clara-Event`, `X-Clara-Timestamp` (Unix seconds of this att
 `<timestamp>.<body>`. A failed attempt (no answer in time, or any status outside 2xx) is tried
 again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS after the event, then marked failed.
 
-Where a delivery may go: only to addresses on the public internet (`ipaddress`'s `is_global`), or
+Where a delivery may go: only to addresses on the public internet (`ipaddress`'s `is_global`; an IPv6
+address that carries an IPv4 one, NAT64, 6to4, SIIT, IPv4-compatible or -mapped, by the IPv4 inside;
+Teredo, site-local and local-use NAT64 never), or
 to networks the operator lists in CLARA_WEBHOOK_ALLOWED_NETWORKS. Otherwise anyone holding an API
 key with `admin` could make the server POST to its own private network, its loopback or the
 cloud's metadata service. The host is checked when the webhook is registered (a literal address,
@@ -56,11 +58,41 @@ class NotResolved(Unreachable):
         super().__init__("The host does not resolve.")
 
 
+# IPv6 prefixes whose last 32 bits are an IPv4 address a gateway or the host itself would reach:
+# NAT64's well-known prefix (RFC 6052), SIIT's IPv4-translated addresses (::ffff:0:a.b.c.d,
+# RFC 2765) and the deprecated IPv4-compatible addresses (::a.b.c.d, RFC 4291). Python's
+# `is_global` calls all three global whatever IPv4 they carry; the IPv4 inside decides.
+_CARRY_IPV4 = tuple(
+    ipaddress.ip_network(net) for net in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96")
+)
+# Refused whatever they carry: local-use NAT64 (RFC 8215: a private translator's network),
+# Teredo (the client's address is hidden behind a relay) and site-local (deprecated, fec0::/10,
+# private wherever it is still used).
+_NEVER = (ipaddress.ip_network("64:ff9b:1::/48"),)
+
+
+def _carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for, if it is one of the forms that embed one."""
+    if address.ipv4_mapped:
+        return address.ipv4_mapped
+    if address.sixtofour:
+        return address.sixtofour
+    if any(address in net for net in _CARRY_IPV4):
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return None
+
+
 def _allowed(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
     if in_networks(address, settings.CLARA_WEBHOOK_ALLOWED_NETWORKS):
         return True
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.teredo or address.is_site_local or any(address in n for n in _NEVER):
+            return False
+        carried = _carried_ipv4(address)
+        if carried is not None:
+            # The address it stands for decides (::1 and :: "carry" 0.0.0.1 and 0.0.0.0,
+            # refused like the loopback and unspecified addresses they are).
+            return _allowed(carried)
     return address.is_global and not address.is_multicast
 
 
@@ -87,7 +119,11 @@ def _port(parts) -> int:
 
 
 def _check_url(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.hostname  # noqa: B018 -- parses the host: an unclosed "[::1" raises here
+    except ValueError:
+        raise Invalid("The URL is not a valid http:// or https:// address.", field="url") from None
     try:
         port = _port(parts)
     except ValueError:

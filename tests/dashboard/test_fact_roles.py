@@ -87,3 +87,51 @@ def test_family_additions_to_the_profile_are_not_confirmed(bob_client, alice_cli
 def test_family_may_not_set_the_agreed_answers(bob_client, person):
     url = reverse("dashboard:profile_section", args=[person.id, "answers"])
     assert bob_client.post(url, {"answer_where_am_i": "At Oak House"}).status_code == 403
+
+
+# --- Forgetting: one rule on "What Clara remembers" and on the profile (issue 30) --------------
+
+
+def _profile_forget(client, person, memory):
+    url = reverse("dashboard:profile_memory", args=[person.id, "people", memory.id, "forget"])
+    return client.post(url, headers={"HX-Request": "true"})
+
+
+@pytest.mark.parametrize("path", ["memories", "profile"])
+def test_family_may_not_forget_a_memory_on_either_page(path, bob_client, person, memory):
+    if path == "memories":
+        response = _act(bob_client, person, memory, "forget")
+    else:
+        response = _profile_forget(bob_client, person, memory)
+    assert response.status_code == 403
+    assert Memory.objects.filter(id=memory.id, status=Memory.Status.ACTIVE).exists()
+    refused = AuditEvent.objects.get(allowed=False, object_id=str(memory.id))
+    assert refused.action == "forget_memory"
+
+
+@pytest.mark.parametrize("path", ["memories", "profile"])
+def test_care_staff_and_admins_may_forget_on_either_page(path, sam, alice_client, person):
+    from memory.facts import store
+
+    for client in (sam, alice_client):
+        memory = store.memory_upsert(
+            namespace=store.person_namespace(person.id, "people"),
+            content="Sarah is Peggy's daughter.",
+            type="people",
+            memory_key="people|person:sarah|relationship",
+            embed=False,
+        ).memory
+        if path == "memories":
+            response = _act(client, person, memory, "forget")
+        else:
+            response = _profile_forget(client, person, memory)
+        assert response.status_code in (200, 302)
+        assert not Memory.objects.filter(id=memory.id).exists()
+
+
+def test_family_see_no_forget_button_but_how_to_ask(bob_client, alice_client, person, memory):
+    page = reverse("dashboard:memories", args=[person.id])
+    forget = reverse("dashboard:memory_action", args=[person.id, memory.id, "forget"]).encode()
+    theirs = bob_client.get(page).content
+    assert forget not in theirs and b"ask the care staff" in theirs
+    assert forget in alice_client.get(page).content

@@ -1,4 +1,5 @@
-"""Logins: django-axes locks per account and per address (not only the pair), the client's
+"""Logins: django-axes locks an account from one address, an address, and an account from
+anywhere (each with its own limit, dashboard/lockout.py), the client's
 address comes from X-Forwarded-For only through a trusted proxy (clara/client_ip.py), and
 passwords follow the validators (12 characters at least, not common, not like the login)."""
 
@@ -45,8 +46,8 @@ def test_a_care_home_behind_one_address_outlasts_the_account_limit(alice, settin
     for index in range(16):  # four staff, four typos each
         assert not _locked(_try(f"staff{index % 4}", **home))
     _try("staff0", **home)  # staff0's fifth
-    # The account past the account limit is locked, from anywhere...
-    assert _locked(_try("staff0", PASSWORD, REMOTE_ADDR="203.0.113.20"))
+    # The account past the account limit is locked from there...
+    assert _locked(_try("staff0", PASSWORD, **home))
     # ...and the address, with 17 failures, is not.
     assert _try("alice", PASSWORD, **home).status_code == 302
 
@@ -75,11 +76,27 @@ def test_a_good_login_forgives_that_accounts_own_typos(alice, settings):
     assert _try("alice", PASSWORD, **home).status_code == 302
 
 
-def test_guessing_one_name_from_many_addresses_locks_that_name(alice):
-    for index in range(4):
+def test_guessing_one_name_from_many_addresses_locks_that_name(alice, settings):
+    settings.CLARA_LOGIN_ACCOUNT_FAILURE_LIMIT = 8
+    for index in range(7):
         assert not _locked(_try("alice", REMOTE_ADDR=f"198.51.100.{index + 1}"))
-    _try("alice", REMOTE_ADDR="198.51.100.5")  # the fifth failure locks
+    _try("alice", REMOTE_ADDR="198.51.100.8")  # the account limit's failure locks
     assert _locked(_try("alice", PASSWORD, REMOTE_ADDR="203.0.113.20"))
+
+
+def test_five_wrong_passwords_from_a_strangers_address_do_not_lock_the_caregiver_out(alice):
+    """Issue 30: anyone could lock a named caregiver out for 15 minutes. Now the stranger's
+    address is locked out of the account; the caregiver, from the care home, is not."""
+    stranger = {"REMOTE_ADDR": "198.51.100.7"}
+    home = {"REMOTE_ADDR": "203.0.113.20"}
+    for _ in range(4):
+        assert not _locked(_try("alice", **stranger))
+    _try("alice", **stranger)  # the fifth locks the pair
+    assert _locked(_try("alice", PASSWORD, **stranger))
+    assert _try("alice", PASSWORD, **home).status_code == 302
+    # Her good login at home does not open the account to the stranger's address again.
+    assert _locked(_try("alice", PASSWORD, **stranger))
+    assert _locked(_try("alice", **stranger))
 
 
 def test_without_a_trusted_proxy_a_forwarded_address_is_ignored(alice, settings):

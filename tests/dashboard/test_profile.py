@@ -212,7 +212,7 @@ def test_csv_export_has_a_row_per_memory(alice_client, person, memory):
     response = alice_client.get(reverse("dashboard:export_csv", args=[person.id]))
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     lines = response.content.decode().strip().splitlines()
-    assert lines[0].startswith("id,namespace,key,type,content")
+    assert lines[0].startswith('"id","namespace","key","type","content"')
     assert len(lines) == 2 and "Sarah is Peggy's daughter." in lines[1]
 
 

@@ -317,7 +317,7 @@ def test_export_holds_memories_and_conversations(person):
     assert [m["content"] for m in data["memories"]] == ["Her son is Tom"]
     assert [m["content"] for m in data["messages"]] == ["Where is Tom?", "Tom is well."]
     csv_text = privacy.person_export_csv(person.id)
-    assert csv_text.splitlines()[0].startswith("id,namespace,key,type,content")
+    assert csv_text.splitlines()[0].startswith('"id","namespace","key","type","content"')
     assert "Her son is Tom" in csv_text
 
 

@@ -269,6 +269,19 @@ def test_only_webhooks_of_the_alerts_organisation_and_event_hear(organisation, h
         "http://[::ffff:127.0.0.1]/hook",  # IPv4 loopback written as IPv6
         "http://[fd00::1]/hook",
         "http://0.0.0.0/hook",
+        # IPv6 forms that carry an IPv4 address inside (issue 30): each names the metadata
+        # service or a private network, and a NAT64 or 6to4 gateway would take it there.
+        "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 (RFC 6052) of 169.254.169.254
+        "http://[64:ff9b::10.1.2.3]/hook",  # NAT64 of a private address
+        "http://[64:ff9b:1::a00:1]/hook",  # local-use NAT64 (RFC 8215)
+        "http://[2002:a9fe:a9fe::1]/hook",  # 6to4 of 169.254.169.254
+        "http://[2002:7f00:1::1]/hook",  # 6to4 of 127.0.0.1
+        "http://[::a9fe:a9fe]/hook",  # IPv4-compatible (deprecated) 169.254.169.254
+        "http://[::127.0.0.1]/hook",  # IPv4-compatible loopback
+        "http://[::ffff:169.254.169.254]/hook",  # IPv4-mapped
+        "http://[::ffff:0:a9fe:a9fe]/hook",  # SIIT (RFC 2765) of 169.254.169.254
+        "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",  # Teredo
+        "http://[fec0::1]/hook",  # site-local (deprecated, still private in practice)
     ],
 )
 def test_a_private_or_internal_address_is_refused_and_nothing_is_stored(admin_api, settings, url):
@@ -285,12 +298,28 @@ def test_a_private_or_internal_address_is_refused_and_nothing_is_stored(admin_ap
         "http://receiver.example:99999/hook",
         "http://receiver.example:port/hook",
         "ftp://x.example/h",
+        "http://[::1/",  # an unclosed IPv6 literal (was a 500)
+        "http://[not-an-address]/hook",
     ],
 )
 def test_a_malformed_url_is_refused_naming_it_and_nothing_is_stored(admin_api, url):
     response = admin_api.post("/api/v1/webhooks", {"url": url, "events": ["alert.raised"]})
     assert response.status_code == 422 and response.json()["field"] == "url"
     assert not Webhook.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[64:ff9b::808:808]/hook",  # NAT64 of a public address: where NAT64 is used
+        "http://[2002:808:808::1]/hook",  # 6to4 of a public address
+        "http://[2606:4700::1111]/hook",
+    ],
+)
+def test_an_ipv6_address_that_carries_a_public_ipv4_may_receive(admin_api, settings, url):
+    settings.CLARA_WEBHOOK_ALLOWED_NETWORKS = []
+    response = admin_api.post("/api/v1/webhooks", {"url": url, "events": ["alert.raised"]})
+    assert response.status_code == 201, response.json()
 
 
 def test_an_allowed_network_may_receive(admin_api, settings):
