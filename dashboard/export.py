@@ -140,19 +140,20 @@ def readable_pdf(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     """The readable record as a PDF (WeasyPrint, in dashboard.pdf's renderer processes);
     limited per login, audited."""
     access = _access(request, person_id, "pdf", audit_allowed=False)
-    refusal = pdf.limit_refusal(
-        request,
-        access=access,
-        action=AuditAction.EXPORT_READABLE,
-        object_id=_object_id(request, "pdf"),
-    )
-    if refusal is not None:
-        return refusal
-    context = _context(request, access)
-    with timezone.override(person_zone(access.person)):
-        html = render_to_string("dashboard/record_pdf.html", context)
     try:
-        content = pdf.html_to_pdf(html)
+        with pdf.render_slot():
+            refusal = pdf.limit_refusal(
+                request,
+                access=access,
+                action=AuditAction.EXPORT_READABLE,
+                object_id=_object_id(request, "pdf"),
+            )
+            if refusal is not None:
+                return refusal
+            context = _context(request, access)
+            with timezone.override(person_zone(access.person)):
+                html = render_to_string("dashboard/record_pdf.html", context)
+            content = pdf.html_to_pdf(html)
     except pdf.Busy:
         return pdf.busy_page(request)
     response = HttpResponse(content, content_type="application/pdf")

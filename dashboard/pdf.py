@@ -1,25 +1,30 @@
 """PDFs (the readable record, the clinician report): limited per login, rendered off the web
 process's CPU.
 
-A WeasyPrint render takes about 3 s of pure-Python CPU. Run in a web thread, it holds the
+A WeasyPrint render takes about 3 s of pure-Python CPU. Run in a web thread, it held the
 process's GIL for those seconds, and eight at once slowed the bot's /context from 0.07 s to
 2.6 s. So:
+- A web process lets at most CLARA_PDF_MAX_WAITING requests wait for a render at once (2 of
+  gunicorn's 4 threads by default), so the bot keeps the other threads. The place is taken
+  first (`render_slot`); without one the request gets a 503 page with Retry-After at once,
+  having built nothing, spent nothing and written nothing.
 - Each login may ask for CLARA_PDF_RENDERS_PER_HOUR PDFs an hour, both kinds together (the
   sliding window of clara/ratelimit.py, shared by every web process). Past it: a 429 page with
-  Retry-After, and the refusal is in the audit.
-- The HTML is built in the web thread (database reads and the access rules stay where they
-  are), and only HTML -> PDF, the slow part, goes to a small pool of processes of its own
-  (CLARA_PDF_WORKERS per web process, 1 by default), started with `spawn` and niced, so the
-  render never takes the web process's GIL and the kernel gives the bot's requests the CPU
-  first. The web thread waits for the bytes without using CPU.
-- A waiting thread still holds one of the web process's threads, so at most
-  CLARA_PDF_MAX_WAITING renders wait per web process (2 of gunicorn's 4 threads by default);
-  past it the request gets a 503 page with Retry-After, and the bot keeps the other threads.
+  Retry-After, and the refusal is in the audit (object id "...rate-limited"); within it the
+  download is audited as every export is.
+- The HTML is built in the web thread (database reads, the access rules and the
+  minimum-necessary choices stay where they are), and only HTML -> PDF, the slow part, goes to
+  a pool of processes of its own (CLARA_PDF_WORKERS per web process, 1 by default), started
+  with `spawn` at nice 19 (dashboard/pdf_renderer.py), so the render never takes the web
+  process's GIL and the kernel gives the bot's requests the CPU first. The web thread waits for
+  the bytes without using CPU.
 
-Why a pool and not a Celery task with a polled download: the render would then need a stored
-copy of the PDF (encrypted, per login, deleted after download) and a polling page, for the same
-gain. The pool gives the same isolation for the CPU (the measure is bench/pdf_load.py) and keeps
-the download what it was: one request, the bytes in its answer, nothing stored.
+Why a pool and not a Celery task with a polled download: the task would need a stored copy of
+the PDF (encrypted, per login, deleted after download or expiry), a polling page and a worker
+on a queue of its own, for the same isolation of the CPU (bench/pdf_load.py measures it). The
+pool keeps the download what it was: one request, the bytes in its answer, nothing stored, so
+there is no file another login or organisation could reach. Its cost: a waiting request holds
+a web thread, which `render_slot` bounds.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from __future__ import annotations
 import math
 import multiprocessing
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -60,7 +67,7 @@ def _pool() -> ProcessPoolExecutor:
             _executor = ProcessPoolExecutor(
                 max_workers=max(1, settings.CLARA_PDF_WORKERS),
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=pdf_renderer.lower_priority,
+                initializer=pdf_renderer.start,
             )
         return _executor
 
@@ -73,28 +80,36 @@ def _forget_pool(broken: ProcessPoolExecutor) -> None:
     broken.shutdown(wait=False, cancel_futures=True)
 
 
-def html_to_pdf(html: str) -> bytes:
-    """The PDF of `html`, rendered in the renderer pool; raises Busy when this process already
-    has CLARA_PDF_MAX_WAITING renders waiting, or the render failed or took too long."""
+@contextmanager
+def render_slot() -> Iterator[None]:
+    """One of this web process's CLARA_PDF_MAX_WAITING places for a request that waits for a
+    render; raises Busy when all are taken. Taken before anything else (the limit, the audit,
+    the HTML), so a busy answer costs the web process next to nothing and spends nothing."""
     global _waiting
     with _lock:
         if _waiting >= settings.CLARA_PDF_MAX_WAITING:
             raise Busy
         _waiting += 1
     try:
-        pool = _pool()
-        try:
-            return pool.submit(pdf_renderer.html_to_pdf, html).result(
-                timeout=settings.CLARA_PDF_TIMEOUT_SECONDS
-            )
-        except BrokenProcessPool as exc:  # a renderer died (memory, a signal): start afresh
-            _forget_pool(pool)
-            raise Busy from exc
-        except FutureTimeout as exc:
-            raise Busy from exc
+        yield
     finally:
         with _lock:
             _waiting -= 1
+
+
+def html_to_pdf(html: str) -> bytes:
+    """The PDF of `html`, rendered in the renderer pool (call it inside `render_slot`); raises
+    Busy when the render failed or took longer than CLARA_PDF_TIMEOUT_SECONDS."""
+    pool = _pool()
+    try:
+        return pool.submit(pdf_renderer.html_to_pdf, html).result(
+            timeout=settings.CLARA_PDF_TIMEOUT_SECONDS
+        )
+    except BrokenProcessPool as exc:  # a renderer died (memory, a signal): start afresh
+        _forget_pool(pool)
+        raise Busy from exc
+    except FutureTimeout as exc:
+        raise Busy from exc
 
 
 def renderer_niceness() -> int:

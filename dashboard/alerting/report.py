@@ -113,7 +113,7 @@ def report_context(*, person: Person, period: Period, now: datetime) -> dict:
 
 def report_pdf(*, person: Person, period: Period, now: datetime) -> bytes:
     """The report as PDF bytes (WeasyPrint in dashboard.pdf's renderer processes; fonts and
-    styles local, nothing fetched). Raises pdf.Busy when no render slot is free."""
+    styles local, nothing fetched). Call it inside pdf.render_slot(); raises pdf.Busy if the render fails."""
     html = render_to_string(
         "alerting/clinician_report.html", report_context(person=person, period=period, now=now)
     )

@@ -304,11 +304,12 @@ def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse
     period = report.Period(start=start, end=end)
     if period.days > report.MAX_DAYS:
         return _bad("from", f"A report covers at most {report.MAX_DAYS} days.")
-    refusal = pdf.limit_refusal(request, access=access, action=AuditAction.REPORT_PDF)
-    if refusal is not None:
-        return refusal
     try:
-        content = report.report_pdf(person=access.person, period=period, now=timezone.now())
+        with pdf.render_slot():
+            refusal = pdf.limit_refusal(request, access=access, action=AuditAction.REPORT_PDF)
+            if refusal is not None:
+                return refusal
+            content = report.report_pdf(person=access.person, period=period, now=timezone.now())
     except pdf.Busy:
         return pdf.busy_page(request)
     response = HttpResponse(content, content_type="application/pdf")

@@ -105,3 +105,8 @@ def test_when_this_process_has_its_share_of_renders_waiting_the_next_gets_503(
     assert not response.content.startswith(b"%PDF")
     report = alice_client.get(_report(person))
     assert report.status_code == 503 and int(report["Retry-After"]) > 0
+    # A busy answer spent nothing and recorded no download.
+    assert not AuditEvent.objects.filter(user=alice, allowed=True).exists()
+    settings.CLARA_PDF_MAX_WAITING = 2
+    settings.CLARA_PDF_RENDERS_PER_HOUR = 1
+    assert alice_client.get(_record(person)).status_code == 200
