@@ -424,6 +424,16 @@ CLARA_PASSWORD_RESETS_PER_ADDRESS_PER_HOUR = env_int(
 )
 CLARA_PASSWORD_RESETS_PER_CLIENT_PER_HOUR = env_int("CLARA_PASSWORD_RESETS_PER_CLIENT_PER_HOUR", 20)
 CLARA_RATE_LIMIT_SCOPE = env_str("CLARA_RATE_LIMIT_SCOPE", "")
+# PDFs (the readable record, the clinician report; dashboard/pdf.py): each login may ask for this
+# many an hour, both kinds together (past it: 429 with Retry-After, audited; 0: no limit). The
+# HTML -> PDF step runs in CLARA_PDF_WORKERS niced processes per web process, never in a web
+# thread; at most CLARA_PDF_MAX_WAITING requests of one web process wait for one (past it: 503
+# with Retry-After), so the bot keeps the other threads; a render is given up after
+# CLARA_PDF_TIMEOUT_SECONDS (a 503 too).
+CLARA_PDF_RENDERS_PER_HOUR = env_int("CLARA_PDF_RENDERS_PER_HOUR", 20)
+CLARA_PDF_WORKERS = env_int("CLARA_PDF_WORKERS", 1)
+CLARA_PDF_MAX_WAITING = env_int("CLARA_PDF_MAX_WAITING", 2)
+CLARA_PDF_TIMEOUT_SECONDS = env_int("CLARA_PDF_TIMEOUT_SECONDS", 25)
 CLARA_LOGIN_MAX_AGE_SECONDS = env_int("CLARA_LOGIN_MAX_AGE_SECONDS", 12 * 3600)
 # An invitation link (dashboard/accounts) works once, for this long (7 days).
 CLARA_INVITATION_MAX_AGE_SECONDS = env_int("CLARA_INVITATION_MAX_AGE_SECONDS", 7 * 86400)

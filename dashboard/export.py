@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from dashboard import minimum, selectors, words
+from dashboard import minimum, pdf, selectors, words
 from dashboard.access import Access, Need, get_person_for
 from dashboard.models import AuditAction
 from memory.core.person import CaregiverContext, person_zone
@@ -93,14 +93,20 @@ def record_context(*, access: Access, archived: bool, user) -> dict:
     }
 
 
-def _access(request: HttpRequest, person_id: uuid.UUID, kind: str) -> Access:
-    object_id = f"{kind}+archived" if _archived(request) else kind
+def _object_id(request: HttpRequest, kind: str) -> str:
+    return f"{kind}+archived" if _archived(request) else kind
+
+
+def _access(
+    request: HttpRequest, person_id: uuid.UUID, kind: str, *, audit_allowed: bool = True
+) -> Access:
     return get_person_for(
         request.user,
         person_id,
         need=Need.ADMIN,
         action=AuditAction.EXPORT_READABLE,
-        object_id=object_id,
+        object_id=_object_id(request, kind),
+        audit_allowed=audit_allowed,
     )
 
 
@@ -131,16 +137,26 @@ def readable_html(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_GET
 def readable_pdf(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    """The readable record as a PDF (WeasyPrint); audited."""
-    from weasyprint import HTML  # heavy import: only when a record is asked for
-
-    access = _access(request, person_id, "pdf")
-    context = _context(request, access)
-    with timezone.override(person_zone(access.person)):
-        html = render_to_string("dashboard/record_pdf.html", context)
-    response = HttpResponse(
-        HTML(string=html, base_url=None).write_pdf(), content_type="application/pdf"
-    )
+    """The readable record as a PDF (WeasyPrint, in dashboard.pdf's renderer processes);
+    limited per login, audited."""
+    access = _access(request, person_id, "pdf", audit_allowed=False)
+    try:
+        with pdf.render_slot():
+            refusal = pdf.limit_refusal(
+                request,
+                access=access,
+                action=AuditAction.EXPORT_READABLE,
+                object_id=_object_id(request, "pdf"),
+            )
+            if refusal is not None:
+                return refusal
+            context = _context(request, access)
+            with timezone.override(person_zone(access.person)):
+                html = render_to_string("dashboard/record_pdf.html", context)
+            content = pdf.html_to_pdf(html)
+    except pdf.Busy:
+        return pdf.busy_page(request)
+    response = HttpResponse(content, content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="clara-record-{access.person.id}.pdf"'
     response["Cache-Control"] = "no-store"
     return response

@@ -11,7 +11,7 @@ from datetime import date, datetime, time, timedelta
 from django.db.models import Count
 from django.template.loader import render_to_string
 
-from dashboard import selectors, words
+from dashboard import pdf, selectors, words
 from dashboard.alerting import delivery
 from dashboard.alerting.models import AlertStep
 from memory.core.person import person_zone
@@ -112,10 +112,9 @@ def report_context(*, person: Person, period: Period, now: datetime) -> dict:
 
 
 def report_pdf(*, person: Person, period: Period, now: datetime) -> bytes:
-    """The report as PDF bytes (WeasyPrint; fonts and styles local, nothing fetched)."""
-    from weasyprint import HTML  # heavy import: only when a report is asked for
-
+    """The report as PDF bytes (WeasyPrint in dashboard.pdf's renderer processes; fonts and
+    styles local, nothing fetched). Call it inside pdf.render_slot(); raises pdf.Busy if the render fails."""
     html = render_to_string(
         "alerting/clinician_report.html", report_context(person=person, period=period, now=now)
     )
-    return HTML(string=html, base_url=None).write_pdf()
+    return pdf.html_to_pdf(html)

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dashboard import params, words
+from dashboard import params, pdf, words
 from dashboard.access import Access, audit_record, care_memberships, get_person_for
 from dashboard.alerting import delivery, report, respond, rights
 from dashboard.alerting.models import AlertRouting
@@ -284,7 +284,10 @@ def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse
             organisation_id=membership.person.organisation_id,
         )
         raise PermissionDenied("Only the team's admins and care staff download the report.")
-    access = get_person_for(request.user, person_id, action=AuditAction.REPORT_PDF)
+    # Audited below, once the PDF is counted against the login's limit (or refused by it).
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.REPORT_PDF, audit_allowed=False
+    )
     today = timezone.now().astimezone(person_zone(access.person)).date()
     try:
         end = params.day(request, "to", default=today)
@@ -296,8 +299,15 @@ def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse
     period = report.Period(start=start, end=end)
     if period.days > report.MAX_DAYS:
         return _bad("from", f"A report covers at most {report.MAX_DAYS} days.")
-    pdf = report.report_pdf(person=access.person, period=period, now=timezone.now())
-    response = HttpResponse(pdf, content_type="application/pdf")
+    try:
+        with pdf.render_slot():
+            refusal = pdf.limit_refusal(request, access=access, action=AuditAction.REPORT_PDF)
+            if refusal is not None:
+                return refusal
+            content = report.report_pdf(person=access.person, period=period, now=timezone.now())
+    except pdf.Busy:
+        return pdf.busy_page(request)
+    response = HttpResponse(content, content_type="application/pdf")
     response["Content-Disposition"] = (
         f'attachment; filename="clinician-report-{start.isoformat()}-{end.isoformat()}.pdf"'
     )
