@@ -58,9 +58,21 @@ _LOOKALIKES = str.maketrans(
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "l"})  # fmt: skip
 # Letters written one at a time with a separator: "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e".
 _SPACED = re.compile(r"(?<![^\W_])(?:[^\W\d_][\s.\-_*·•/]{1,3}){3,}[^\W\d_](?![^\W_])")
-_SEPARATORS = re.compile(r"[\s.\-_*·•/]+")
+_SEPARATORS = re.compile(r"[\s.\-_*·•/]")
+_GAP = re.compile(r"[\s.\-_*·•/]{2,}")
 _NOT_LETTERS = re.compile(r"[\W\d_]+")
 _SPACE = re.compile(r"\s+")
+
+
+def _unspace(match: re.Match[str]) -> str:
+    """ "t e l l   h e r" -> "tell her"; a gap holding a dot stays a dot ("w w w . x" -> "www.x")."""
+    words = _GAP.split(match.group(0))
+    gaps = _GAP.findall(match.group(0))
+    out = _SEPARATORS.sub("", words[0])
+    for gap, word in zip(gaps, words[1:], strict=True):
+        out += "." if gap.strip() == "." else " "
+        out += _SEPARATORS.sub("", word)
+    return out
 
 
 def _variants(text: str) -> tuple[str, ...]:
@@ -70,9 +82,11 @@ def _variants(text: str) -> tuple[str, ...]:
     plain = "".join(
         ch for ch in decomposed if unicodedata.category(ch) not in ("Mn", "Me", "Cf")
     ).casefold()
-    plain = _SPACE.sub(" ", plain.replace("ß", "ss").replace("\u2019", "'").replace("\u2018", "'"))
+    raw = plain.replace("ß", "ss").replace("\u2019", "'").replace("\u2018", "'")
+    plain = _SPACE.sub(" ", raw)
     latin = plain.translate(_LOOKALIKES)
-    unspaced = _SPACED.sub(lambda m: _SEPARATORS.sub("", m.group(0)), latin)
+    # Undone before spaces are collapsed: a wider gap is where a word ended.
+    unspaced = _SPACE.sub(" ", _SPACED.sub(_unspace, raw.translate(_LOOKALIKES)))
     leet = unspaced.translate(_LEET)
     return tuple(dict.fromkeys((plain, latin, unspaced, leet)))
 
@@ -84,7 +98,8 @@ def _words(*patterns: str) -> re.Pattern[str]:
 _WHO = r"(?:her|him|them|the (?:person|patient|resident|user|lady|gentleman)|[a-z]+)"
 _RULES = (
     r"(?:instructions?|rules?|guidelines?|directions?|directives?|prompts?|polic(?:y|ies)|"
-    r"constraints?|restrictions?|guardrails?|programming|system prompt|everything (?:above|"
+    r"constraints?|restrictions?|guardrails?|programming|system prompt|(?:care|safety) plans?|"
+    r"everything (?:above|"
     r"before|else)|(?:all )?(?:of )?(?:the )?above|previous messages?)"
 )
 _INSTRUCTION = _words(
@@ -99,12 +114,28 @@ _INSTRUCTION = _words(
     r"role|task|orders?) (?:for you|:)",
     r"\b(?:you are|you're|u r) now\b(?! (?:living|at home|safe|in (?:your|the) (?:home|room)))",
     r"\b(?:from now on|henceforth|starting now),? (?:you|your|clara|the assistant|ignore|always|"
-    r"never|only|respond|answer|reply|say|tell|act|speak|forget)\b",
+    r"never|only|respond|answer|reply|say|tell|act|speak|forget|refuse|stop|don'?t|do not|be|"
+    r"talk|use|call|treat|pretend|keep|pretend)\b",
+    r"\bstop following (?:the|your|her|his|their|these|those)\b",
+    r"\b(?:ignore|disregard)\b[^.\n]{0,40}\b(?:wrote|written|said|told you|says)\b",
+    r"\b(?:rules|instructions|guidelines|restrictions)\b[^.\n]{0,30}\b(?:no longer apply|"
+    r"don'?t apply|do not apply|are cancelled|are void|are suspended|are lifted)\b",
+    r"\[\s*(?:system|admin|developer|assistant|operator)\b[^\]\n]{0,20}\]",
+    r"\bimagine (?:you are|you're|youre|that you|being)\b|\b(?:stay|remain|staying) in character\b",
+    r"\bfor this (?:chat|conversation|session) only\b|\beverything you know\b",
+    r"\b(?:to|for|dear|hey) (?:the )?(?:ai|a\.i\.|assistant|bot|chatbot|llm|language model)\b|"
+    r"\bp\.?s\.? (?:to|for) (?:the )?(?:ai|assistant|bot|model|clara|companion)\b",
+    r"\byou are (?:now )?(?:her|his|their) (?:doctor|gp|nurse|husband|wife|son|daughter|mother|"
+    r"father|brother|sister|carer|solicitor|bank manager|vicar|priest|lawyer)\b|"
+    r"\blet'?s play a game\b",
     r"\bact as (?:if you|though you|an? (?:unrestricted|evil|different|new|uncensored|"
     r"unfiltered)|my\b|dan\b|the (?:system|admin|developer|user)\b)|\b(?:respond|answer|reply|"
     r"speak) as (?:if you|though you|an? (?:unrestricted|evil|different|uncensored|unfiltered|ai)|"
     r"dan\b)",
     r"\bpretend (?:you|to be|that you|youre|you're)\b",
+    r"\b(?:behave|act) (?:like|as) an? (?:evil|cruel|rude|mean|nasty|strict|different|"
+    r"unrestricted|uncensored|unfiltered)\b|\bfor (?:one|this|the next) conversation\b",
+    r"^\W*(?:say|answer|reply|respond|tell (?:her|him|them)|inform (?:her|him|them))\b",
     r"\brole[\s-]?play",
     r"\bplay (?:the )?(?:role|part|character)\b",
     r"\b(?:simulate|impersonate|emulate)\b",
@@ -114,7 +145,7 @@ _INSTRUCTION = _words(
     r"dan|evil|opposite)\s+mode\b",
     r"\bjail\s?-?break",
     r"\bdo anything now\b",
-    r"\b(?:no|without any|without|free of|free from)\s+(?:restrictions|limits|limitations|"
+    r"\b(?:no|zero|without any|without|free of|free from)\s+(?:restrictions|limits|limitations|"
     r"filters|rules|guidelines|censorship|boundaries)\b",
     r"\b(?:no longer|not) bound by\b",
     r"\bprompt injection\b",
@@ -171,7 +202,7 @@ _INSTRUCTION = _words(
     r"\b(?:ignore[rz]?|oublie[rz]?|ne tiens pas compte)\b[^.\n]{0,40}\b(?:instructions?|"
     r"consignes?|regles?|directives)\b",
     r"\b(?:tu es|vous etes) (?:maintenant|desormais)\b|\ba partir de maintenant\b|"
-    r"\bdi[st]es?[- ]lui que\b|\bfais semblant\b",
+    r"\bdi[st]es?[- ]lui qu|\bdesormais,? (?:dites|vous|tu|repondez|reponds)\b|\bfais semblant\b",
     r"\b(?:ignora|olvida|omite|ignore|olvide)\b[^.\n]{0,40}\b(?:instrucciones|reglas|"
     r"indicaciones|normas|istruzioni|regole|instrucoes|regras)\b",
     r"\bahora eres\b|\ba partir de ahora\b|\bd[ií]gale? que\b|\bfinge que\b|\bhaz como si\b",
@@ -187,7 +218,7 @@ _INSTRUCTION = _words(
     r"\b(?:zignoruj|zapomnij)\b[^.\n]{0,40}\b(?:instrukcje|polecenia|zasady)\b|"
     r"\bpowiedz (?:jej|mu),? ze\b",
     r"\b(?:anwybydda|anghofia)\b",
-    r"(?:игнорируй|забудь|проигнорируй)[^.\n]{0,40}(?:инструкци|правил)|ты теперь|скажи ей",
+    r"(?:игнориру|забуд|проигнориру)[^.\n]{0,40}(?:инструкци|правил)|ты теперь|скажи е",
     r"忽略|无视|你现在是|從現在開始|从现在开始|告诉她|以前の指示|指示を無視|無視して|あなたは今",
     r"(?:تجاهل|انس)\s",
     r"\bpuedes ignorar\b|\bignora todo\b",
@@ -196,8 +227,8 @@ _INSTRUCTION = _words(
 _SQUASHED = re.compile(
     r"ignor\w{0,12}(?:previous|prior|above|earlier|all|your|the)\w{0,12}"
     r"(?:instruction|rule|prompt|guideline)|systemprompt|developermode|jailbreak|"
-    r"doanythingnow|newinstructions|youarenow(?:a|an|the|dan|free|my)|disregard\w{0,20}"
-    r"(?:instruction|rule)|forget\w{0,12}(?:instruction|rule)"
+    r"doanythingnow|newinstructions|tellherthat|tellhimthat|wwwdot|www[a-z]{4,}|youarenow(?:a|an|the|dan|free|my)|disregard\w{0,20}"
+    r"(?:instruction|rule|guideline)|forget\w{0,12}(?:instruction|rule)"
 )
 _LINK = _words(
     r"\b(?:https?|ftp|file|data|javascript|mailto|tel|sms|ws|wss)\s*:",
@@ -225,6 +256,7 @@ _EXFILTRATION = _words(
     r"\b(?:send|e-?mail|forward|post|upload|transmit)\b[^.\n]{0,60}\bto\s+\S+@",
     r"\b(?:reveal|disclose|repeat|print|output|dump|show|list|give|tell|share|leak|recite|"
     r"spell out|write out|read out|read back|paste)\b[^.\n]{0,40}\b(?:system prompt|"
+    r"(?:all|every|each|any) (?:the )?(?:fact|memory|note|record|message|conversation|detail)s?|"
     r"(?:your|the|hidden|original|secret) (?:prompt|instructions|rules|notes|context|"
     r"configuration)|api[ -]?keys?|passwords?|passcodes?|pin(?: number| code)?s?|"
     r"bank (?:details|account)|card (?:number|details)|account (?:number|details)|"
@@ -235,8 +267,12 @@ _EXFILTRATION = _words(
     r"their|the)\s+(?:bank|card|pin|password|passcode|account|security|national insurance|"
     r"social security|credit|debit|login|address and|date of birth and|mother'?s maiden)",
     r"\b(?:what is|what'?s)\s+(?:her|his|their)\s+(?:pin|password|bank|card number)\b",
-    r"\b(?:transfer|wire|send|give|pay)\b[^.\n]{0,30}\b(?:money|funds|£|\$|€|pounds|dollars|"
-    r"euros|gift cards?|bitcoin|crypto)\b",
+    r"\b(?:card|bank|account) (?:details|number)s?\b|\bsort code\b|\bpin (?:number|code)\b|"
+    r"\bpasswords?\b|\bpasscodes?\b",
+    r"\b(?:transfer|wire|send|give|pay)\b[^.\n]{0,30}(?:\b(?:money|funds|pounds|dollars|"
+    r"euros|gift cards?|bitcoin|crypto)\b|[£$€]\s?\d)",
+    r"\b(?:her|his|their) pins?\b|\b(?:digits|numbers?) (?:of|on) (?:her|his|their) "
+    r"(?:card|account)\b|\bwhich bank\b",
     r"\b(?:call|ring|phone|text|contact|dial)\b[^.\n]{0,30}(?:\+?\d[\d\s-]{7,}\d)",
 )
 _DISTRESSING = _words(
@@ -264,12 +300,17 @@ _DISTRESSING = _words(
     r"cares|visits)|hates (?:her|him|them)|ashamed of (?:her|him|them)|"
     r"(?:is|are) (?:a )?burden)\b",
     r"\b(?:bankrupt\w*|lost (?:all )?(?:her|his|their) (?:money|savings|home|house|job)|"
-    r"(?:house|home|flat|cottage) (?:was|has been|is being|will be) (?:sold|repossessed|"
-    r"demolished|burn(?:ed|t) down|flooded)|evicted|repossess\w*|robbed|burgled|"
+    r"(?:house|home|flat|cottage|bungalow|farm|school|church)\b[^.\n]{0,30}\b(?:was|were|has been|"
+    r"is being|will be|got) (?:sold|repossessed|demolished|knocked down|pulled down|"
+    r"burn(?:ed|t) down|flooded|destroyed)|evicted|repossess\w*|robbed|burgled|"
     r"was stolen|has been stolen|arrested|in prison|in jail|jailed|convicted|"
+    r"(?:sent|gone|went) to (?:prison|jail)|"
     r"(?:was|got|been|is being) (?:fired|sacked)|"
     r"made redundant|lost (?:her|his|their) job)\b",
     r"\b(?:put down|put to sleep|run over|hit by a car|ran away and)\b",
+    r"\bburn(?:ed|t) down\b|\bsold (?:last|this|in|on|yesterday|recently)\b|"
+    r"\b(?:will|can)(?:not| not|'t) (?:ever )?go (?:back|home)\b|\bwon'?t (?:ever )?go (?:back|home)\b|"
+    r"\bnever go(?:ing)? (?:back|home)\b",
     r"\b(?:(?:car|road|bad|terrible|serious|fatal|awful) accident|in an accident|had an accident|"
     r"(?:car|plane|bus|train) crash|crashed|miscarriage|stillborn|assaulted|attacked|injured|"
     r"wounded|(?:gone|went|reported|been) missing|kidnapped)\b",

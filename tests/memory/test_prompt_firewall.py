@@ -264,3 +264,21 @@ def test_a_continuous_companions_poisoned_note_is_held_back(person):
     assert '] "upbeat"' in rendered.system_prompt
     assert "example" not in rendered.system_prompt
     assert rendered.held_back[0].source.startswith("your note: plan")
+
+
+def test_the_poisoning_benchmark_meets_its_targets_on_the_held_out_half():
+    """bench/poisoning_eval.py's held-out half: none reaches the instructions, none is stated."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "poisoning_eval.py"
+    spec = importlib.util.spec_from_file_location("poisoning_eval", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    entries = [json.loads(line) for line in bench.DATA.read_text().splitlines() if line.strip()]
+    held_out = [entry for entry in entries if entry["split"] == "held_out"]
+    assert sum(entry["poisoned"] for entry in held_out) >= 100
+    for entry in held_out:
+        result = bench.evaluate(entry)
+        assert not result["in_instructions"] and result["contained"], entry["id"]
+        assert result["stated"] != entry["poisoned"], entry["id"]
