@@ -47,6 +47,7 @@ from dashboard.forms import (
 from dashboard.models import AuditAction, CareRole
 from dashboard.notes import services as notes_services
 from memory import privacy
+from memory.companion import firewall
 from memory.conversations.repetition import CHRONIC_AT
 from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
@@ -610,6 +611,8 @@ def _memories_context(access: Access) -> dict:
             search.pinned_beyond_prompt(person_id=access.person.id) if access.may_confirm else 0
         ),
         "pinned_limit": search.FOUNDATION_LIMIT,
+        # What the prompt firewall keeps from Clara, for those who may say what is true.
+        "held_back": firewall.held_back_for(access.person) if access.may_confirm else [],
     }
 
 

@@ -147,30 +147,46 @@ def agreed_answer_for(
 _HOME_WORDS = frozenset({"home", "house", "live", "living", "lives", "room", "place"})
 
 
-def profile_facts_for(about: CaregiverContext, *, message: str) -> list[str]:
-    """What the caregivers entered in the person's settings (people in their life, their home)
-    that this message touches, as facts: the caregivers set them, so they count as confirmed.
-    Nothing is added for a message that names none of them (keeps the prompt short)."""
-    said = {word.strip(".,!?;:'\"").lower() for word in message.split()}
-    said |= {word.removesuffix("'s") for word in said}
-    # By name, else by the pronoun the caregivers chose: "Sarah is her daughter".
+def _profile_words(about: CaregiverContext) -> tuple[str, str, str]:
+    """By name, else by the pronoun the caregivers chose: ("Peggy's", "Peggy", "lives")."""
     poss = f"{about.name}'s" if about.name else about.possessive
     subject = about.name or about.subject.capitalize()
     lives = "live" if not about.name and about.subject == "they" else "lives"
+    return poss, subject, lives
+
+
+def contact_fact(about: CaregiverContext, contact) -> str:
+    """A family contact from the settings as one sentence: "Sarah is her daughter"."""
+    poss, _subject, _lives = _profile_words(about)
+    fact = (
+        f"{contact.name} is {poss} {contact.relation}"
+        if contact.relation
+        else (f"{contact.name} is someone in {poss} life")
+    )
+    if contact.visit_day:
+        fact += f", who usually visits on {contact.visit_day}"
+    return fact
+
+
+def home_fact(about: CaregiverContext) -> str:
+    _poss, subject, lives = _profile_words(about)
+    return f"{subject} {lives} at {about.home}"
+
+
+def profile_facts_for(about: CaregiverContext, *, message: str) -> list[str]:
+    """What the caregivers entered in the person's settings (people in their life, their home)
+    that this message touches, as facts. Not confirmed by staff (every member of the team edits
+    the profile): the prompt quotes them as [family profile] and screens them.
+    Nothing is added for a message that names none of them (keeps the prompt short)."""
+    said = {word.strip(".,!?;:'\"").lower() for word in message.split()}
+    said |= {word.removesuffix("'s") for word in said}
     facts = []
     for contact in about.family:
         names = {contact.name.lower(), *contact.name.lower().split()}
         if said & names or (contact.relation and contact.relation.lower() in said):
-            fact = (
-                f"{contact.name} is {poss} {contact.relation}"
-                if contact.relation
-                else (f"{contact.name} is someone in {poss} life")
-            )
-            if contact.visit_day:
-                fact += f", who usually visits on {contact.visit_day}"
-            facts.append(fact)
+            facts.append(contact_fact(about, contact))
     if about.home and (said & _HOME_WORDS or said & set(about.home.lower().split())):
-        facts.append(f"{subject} {lives} at {about.home}")
+        facts.append(home_fact(about))
     return facts
 
 
@@ -230,7 +246,8 @@ def context_build(
     from_profile = profile_facts_for(about, message=message)
     inputs = context.ContextInputs(
         agreed_answer=agreed_answer,
-        facts=from_profile + remembered.others,
+        facts=remembered.others,
+        profile_facts=from_profile,
         pinned_facts=remembered.pinned,
         name=about.name,
         pronoun=about.subject,

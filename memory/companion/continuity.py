@@ -298,6 +298,11 @@ def _notes(person: Person) -> dict:
     return dict(notes.fields) if notes else {}
 
 
+def _label(key: str) -> str:
+    """A note's name as a label: letters, digits and spaces only (it cannot close the label)."""
+    return re.sub(r"[^\w ]+", " ", key).strip()[:40] or "note"
+
+
 def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = None):
     """The continuous companion's prompt: identity, notes, compaction, recent turns, message."""
     person = Person.objects.get(id=person_id)
@@ -324,24 +329,32 @@ def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = 
             "search_memory tool with scope 'conversations'."
         ),
     ]
+    # Stored text enters only as quoted data, after the instructions (memory/companion/prompt.py).
+    notes_part = context.Notes()
     facts = [m.content for m in search.always_inject(person_id=person.id, at=now)]
     facts += [m.content for m in search.foundation_memories(person_id=person.id, at=now)]
-    if facts:
-        sections.append(who.say("Who {name} {is}: ") + "; ".join(dict.fromkeys(facts)) + ".")
+    if notes_part.admit(context.CONFIRMED, list(dict.fromkeys(facts))):
+        sections.append(who.say("Who {name} {is}: the notes marked [confirmed by staff] below."))
     shown = {k: v for k, v in notes.items() if k != COMPACTION_NOTE}
-    if shown:
-        lines = [
-            f"- {key} (noted {str(value.get('updated_at', ''))[:16].replace('T', ' ')}): "
-            f"{value.get('value')}"
-            for key, value in sorted(shown.items())
-        ]
-        sections.append(who.say("Your notes about {obj}:\n") + "\n".join(lines))
+    written = False
+    for key, value in sorted(shown.items()):
+        when = str(value.get("updated_at", ""))[:16].replace("T", " ")
+        source = context.Source(f"your note: {_label(key)}, noted {when}")
+        written = bool(notes_part.admit(source, [str(value.get("value") or "")])) or written
+    if written:
+        sections.append(who.say("Your notes about {obj} are marked [your note] below."))
     if summary is not None and summary.text:
-        sections.append("Earlier in your conversation (summary):\n" + summary.text)
+        lines = notes_part.admit(context.EARLIER, summary.text.splitlines())
+        if lines:
+            sections.append(
+                "A summary of your earlier conversation is marked [earlier conversation] below."
+            )
+    sections += notes_part.sections(who)
     messages = [{"role": t.role, "content": t.content} for t in recent]
     messages.append({"role": ChatMessage.Role.USER.value, "content": message})
     return context.RenderedContext(
         system_prompt="\n\n".join(sections),
         messages=messages,
         max_tokens=context.DEFAULT_MAX_TOKENS,
+        held_back=tuple(notes_part.held_back),
     )

@@ -43,6 +43,7 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memory.companion import prompt
 from memory.companion.models import Narrative
 from memory.conversations.models import NarrativeUsage
 from memory.conversations.sql import db_uuid, from_db_json_value
@@ -541,6 +542,14 @@ def person_heard(*, person_id: uuid.UUID, now: datetime) -> dict[str, Heard]:
     }
 
 
+def tellable(text: str, theme_tags: Sequence[str] = ()) -> bool:
+    """Whether a story may reach the prompt: neither it nor its themes held back by the
+    firewall (memory.core.screening: cached by text, so cheap every turn)."""
+    return not prompt.STORY.withheld(text) and not any(
+        prompt.STORY_TOLD.withheld(str(tag)) for tag in theme_tags or ()
+    )
+
+
 def narrative_choose(
     *,
     person_id: uuid.UUID | None,
@@ -569,6 +578,8 @@ def narrative_choose(
     candidates = list(_library())
     if person_id is not None:
         candidates += _person_candidates(person_id)
+    # A story the firewall holds back is never offered (staff see it on the memories page).
+    candidates = [c for c in candidates if tellable(c.text, c.theme_tags)]
     if not candidates:
         return None
     if used_in_session is None:

@@ -305,7 +305,8 @@ def test_at_a_repeat_the_reassurance_that_helps_is_kept_in_warm_words():
         return context.render(context.ContextInputs(**(inputs | fields))).system_prompt
 
     kept = render(reassurance="You're at home, safe and warm.")
-    assert 'A reassurance that comforts Nana here: "You\'re at home, safe and warm."' in kept
+    assert "A reassurance that comforts Nana here is marked [reassurance]" in kept
+    assert '[reassurance] "You\'re at home, safe and warm."' in kept
     assert "same reassurance, in warm words" in kept
     assert forbidden_in(kept) == []
     # Not for a first question, and the family's agreed answer comes first.
@@ -471,8 +472,9 @@ def test_preferred_name_and_topics_come_from_the_caregiver_context(api):
     body = api.post(f"/api/v1/sessions/{session.id}/context", {"message": "Hello"}).json()
 
     assert "talking with Peggy" in body["system_prompt"]
-    assert "baking, the seaside" in body["system_prompt"]
-    assert "away from these topics: hospital" in body["system_prompt"]
+    assert '[enjoys] "baking"\n[enjoys] "the seaside"' in body["system_prompt"]
+    assert "away from the topics marked [avoid]" in body["system_prompt"]
+    assert '[avoid] "hospital"' in body["system_prompt"]
 
 
 @pytest.mark.django_db

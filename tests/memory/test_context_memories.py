@@ -81,7 +81,8 @@ def test_the_agreed_answer_is_given_for_its_kind_of_question(session):
 
 
 def test_no_facts_section_without_confirmed_facts(session):
-    assert "has confirmed" not in _prompt(session, "Hello")
+    prompt = _prompt(session, "Hello")
+    assert "[confirmed by staff]" not in prompt and "[family profile]" not in prompt
 
 
 def _with_context(person, **blob):

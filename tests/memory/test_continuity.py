@@ -56,7 +56,8 @@ def test_a_continuous_companion_carries_the_stream_across_sessions_and_restarts(
     rendered = _context(second, "Did I tell you where Ann lives?")
     assert rendered.messages[0] == {"role": "user", "content": "My sister Ann lives in Leeds"}
     assert rendered.messages[-1]["content"] == "Did I tell you where Ann lives?"
-    assert "mood (noted " in rendered.system_prompt and "upbeat" in rendered.system_prompt
+    assert "[your note: mood, noted " in rendered.system_prompt
+    assert '] "upbeat"' in rendered.system_prompt
     assert "Buddy" in rendered.system_prompt
 
 
@@ -81,7 +82,8 @@ def test_older_turns_fold_into_a_summary_under_the_companions_instructions(perso
     summary = StreamSummary.objects.get(person=person)
     assert "gardening club" in summary.text
     assert "Olly" in summary.text
-    assert "Earlier in your conversation (summary)" in rendered.system_prompt
+    assert "summary of your earlier conversation is marked" in rendered.system_prompt
+    assert '[earlier conversation] "They said: My nephew Olly' in rendered.system_prompt
     # The turns within the budget are verbatim, the rest only in the summary.
     assert len(rendered.messages) < 9
     # Refreshing as the stream grows folds only the new turns.

@@ -53,12 +53,12 @@ def test_without_a_name_every_line_reads_as_english(pronoun):
 def test_singular_they_takes_the_plural_verb_and_she_the_singular():
     they = _system(name="", pronoun="they")
     assert "how they feel." in they
-    assert "Topics they enjoy:" in they
+    assert "Topics they enjoy are marked" in they
     assert "If they bring them up" in they
     assert "Their family asks" in they
     she = _system(name="", pronoun="she")
     assert "how she feels." in she
-    assert "Topics she enjoys:" in she
+    assert "Topics she enjoys are marked" in she
     assert "Her family asks" in she
     assert "as if you were holding her hand" in she
 
@@ -143,6 +143,7 @@ def test_a_continuous_companion_with_no_name_for_the_person_reads_as_english():
     session, _ = services.session_resolve(user_id=person.id)
     text = context_build(session_id=session.id, message="Hello").rendered.system_prompt
     assert "continuing conversation with someone." in text
-    assert "Who he is: Played the trumpet in a brass band." in text
-    assert "Your notes about him:" in text
+    assert "Who he is: the notes marked [confirmed by staff] below." in text
+    assert '[confirmed by staff] "Played the trumpet in a brass band"' in text
+    assert "Your notes about him are marked [your note] below." in text
     assert "the person" not in text

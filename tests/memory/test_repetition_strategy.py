@@ -47,7 +47,8 @@ def test_at_a_repeat_the_reassurance_that_helped_is_asked_for_in_warm_words(api)
     body = context(api, session_id, "What is this place?", emotion=CALM)
 
     assert body["analysis"]["repeat_count"] == 1
-    assert f'A reassurance that comforts them here: "{HOME}"' in (body["system_prompt"])
+    assert "A reassurance that comforts them here is marked [reassurance]" in body["system_prompt"]
+    assert f'[reassurance] "{HOME}"' in body["system_prompt"]
     assert forbidden_in(llm_text(body)) == []
 
 
