@@ -153,7 +153,7 @@ def grid() -> list[meaning.Settings]:
 
 def meaning_rule(row: dict, comparison: meaning.Comparison, settings: meaning.Settings) -> bool:
     """`meaning.is_repeat` on a precomputed comparison."""
-    if row["fingerprint"] and not comparison.opposite and not comparison.other_slot:
+    if row["fingerprint"] and not comparison.opposite and not comparison.slot_swapped:
         return True
     return comparison.same_meaning(settings)
 

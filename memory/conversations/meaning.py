@@ -458,6 +458,11 @@ class Comparison:
     # Two statements of one frame that differ in its slot (`other_slot`): "My brother lives in
     # Leeds" / "My daughter lives in Leeds", "The soup is too salty" / "The soup is too thick".
     other_slot: bool = False
+    # Of those, the ones told by their word sequences alone (`_other_slot`): what overrides a
+    # fingerprint match too. Not a class conflict alone: while keys rotate, one word's hashes
+    # differ between an old row and a new one, and the fingerprint (compared under every key)
+    # must still find the same words.
+    slot_swapped: bool = False
 
     def features(self) -> np.ndarray:
         """The detector's inputs, in the order of `FEATURES`."""
@@ -637,7 +642,7 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
     if lone_a.any() and lone_b.any():
         substitution = float(sims[np.ix_(lone_a, lone_b)].max())
     statements = not earlier.question and not current.question
-    other_slot_ = statements and (class_conflict or _other_slot(earlier, current, sims))
+    slot_swapped = statements and _other_slot(earlier, current, sims)
     return Comparison(
         cosine,
         coverage,
@@ -651,7 +656,8 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         mood,
         other_space=earlier.space != current.space,
         small_talk=earlier.small_talk or current.small_talk,
-        other_slot=other_slot_,
+        other_slot=slot_swapped or (statements and class_conflict),
+        slot_swapped=slot_swapped,
     )
 
 
@@ -700,6 +706,10 @@ def _other_slot(earlier: MessageMeaning, current: MessageMeaning, sims: np.ndarr
     in_a = np.isin(earlier.word_tokens, np.array(a[i1:i2], dtype=np.uint32))
     in_b = np.isin(current.word_tokens, np.array(b[j1:j2], dtype=np.uint32))
     if in_a.any() and in_b.any():
+        if int(np.bitwise_or.reduce(earlier.word_classes[in_a])) & int(
+            np.bitwise_or.reduce(current.word_classes[in_b])
+        ):
+            return True  # two members of one class in the slot: "on Tuesday" / "on Friday"
         return float(sims[np.ix_(in_a, in_b)].max()) < SLOT_LIKENESS
     # No content word in the slot on one side or both: a number ("in 1961" / "in 1965"), a
     # pronoun or a place word ("here" / "there") said instead: something else in the frame.
@@ -738,20 +748,10 @@ def opposite(earlier: MessageMeaning, current: MessageMeaning) -> bool:
 
 
 def other_slot(earlier: MessageMeaning, current: MessageMeaning) -> bool:
-    """`compare(earlier, current).other_slot`, computing only that: for a pair the fingerprint
+    """`compare(earlier, current).slot_swapped`, computing only that: for a pair the fingerprint
     rule already matched (`is_repeat`). Only two statements can differ in a frame's slot."""
     if earlier.question or current.question or not earlier.words or not current.words:
         return False
-    both = int(np.bitwise_or.reduce(earlier.word_classes)) & int(
-        np.bitwise_or.reduce(current.word_classes)
-    )
-    while both:  # a class both name with no word of it in common (`compare`'s class conflict)
-        bit = both & -both
-        both ^= bit
-        in_a = set(earlier.word_tokens[(earlier.word_classes & bit) != 0].tolist())
-        in_b = set(current.word_tokens[(current.word_classes & bit) != 0].tolist())
-        if not in_a & in_b:
-            return True
     if not earlier.sequence or not current.sequence or earlier.sequence == current.sequence:
         return False
     return _other_slot(earlier, current, _word_sims(earlier, current)[0])
@@ -809,6 +809,7 @@ def _compare_columns(
         "other_space": np.array([e.space != current.space for e in earlier], dtype=bool),
         "small_talk": np.array([e.small_talk or current.small_talk for e in earlier], dtype=bool),
         "other_slot": np.zeros(count, dtype=bool),
+        "slot_swapped": np.zeros(count, dtype=bool),
     }
     if not count:
         return columns
@@ -871,14 +872,15 @@ def _compare_columns(
     )
     columns["class_conflict"][aligned] = class_conflict
     if not current.question:
-        # Same-frame statements (`_other_slot`): the sequences are compared only for pairs of
-        # statements with a class conflict not already deciding.
+        # Same-frame statements (`_other_slot`): the sequences are compared for pairs of
+        # statements only (most stop at its cheap bounds).
         statements = np.array([not e.question for e in pairs])
-        slot = statements & class_conflict
-        for p in np.flatnonzero(statements & ~class_conflict):
+        swapped = np.zeros(len(pairs), dtype=bool)
+        for p in np.flatnonzero(statements):
             rows = slice(starts[p], starts[p] + n[p])
-            slot[p] = _other_slot(pairs[p], current, sims[rows])
-        columns["other_slot"][aligned] = slot
+            swapped[p] = _other_slot(pairs[p], current, sims[rows])
+        columns["slot_swapped"][aligned] = swapped
+        columns["other_slot"][aligned] = swapped | (statements & class_conflict)
     columns["asks_other"][aligned] = asks_other
     columns["conflict"][aligned] = class_conflict | asks_other
 
@@ -951,7 +953,7 @@ def count_repeats(
     if stored:
         columns = _compare_columns([earlier[i][0] for i in stored], current)
         repeats[stored] = (
-            fingerprint[stored] & ~columns["opposite"] & ~columns["other_slot"]
+            fingerprint[stored] & ~columns["opposite"] & ~columns["slot_swapped"]
         ) | _same_meaning_columns(columns, settings)
     return int(repeats.sum())
 

@@ -465,9 +465,9 @@ def test_the_opposite_check_alone_agrees_with_the_whole_comparison(onnx_int8):
             whole = compare(earlier, of[second])
             assert meaning.opposite(earlier, of[second]) == whole.opposite, (first, second)
             # And `other_slot` (issue 31): the same frame with another slot.
-            assert meaning.other_slot(earlier, of[second]) == whole.other_slot, (first, second)
+            assert meaning.other_slot(earlier, of[second]) == whole.slot_swapped, (first, second)
             assert is_repeat(earlier, of[second], fingerprint_match=True) == (
-                whole.opposite is False and whole.other_slot is False
+                whole.opposite is False and whole.slot_swapped is False
             )
             opposites += whole.opposite
             slots += whole.other_slot
