@@ -33,9 +33,15 @@ TV" at 0.12. So a message is analysed once, when it is first seen, from one Mini
    (`asks_other`); two different wh-questions about a word both name (`other_question`:
    "What's my dog called?" / "Where's my dog?"); and opposites (`opposite`: every word matched,
    one negated on one side only or swapped for its antonym, or the direction particle swapped:
-   "Let the cat in" / "Let the cat out", whose content words are the same).
+   "Let the cat in" / "Let the cat out", whose content words are the same); and two statements
+   of one frame with something else in its slot (`other_slot`, issue 31: "My brother lives in
+   Leeds" / "My daughter lives in Leeds", "... in Bristol", "The soup is too salty" / "... too
+   thick"): their word sequences (`MessageMeaning.sequence`, keyed hashes, fillers left out) the
+   same but for one stretch of at most three words on each side, whose content words are unlike
+   (`SLOT_LIKENESS`), or a different member of one closed class ("on Tuesday" / "on Friday").
+   Words said on one side only are no slot: "I really do miss him, so much" says it again.
 
-`same_meaning` is the detector: never for opposites; otherwise a logistic regression over the
+`same_meaning` is the detector: never for opposites or another slot; otherwise a logistic regression over the
 seven compared features and the products of the three likenesses (`FEATURES`; weights
 `WEIGHTS`, `BIAS`) at least `CUT`. The weights were fitted
 by bench/repetition_fit.py on the tuning half of bench/repetition/pairs.jsonl only; what they
@@ -44,8 +50,8 @@ add up to is what the features mean (likeness for, conflicts against). `Settings
 coverage ≥ 0.74.
 
 `is_repeat` is the repeat rule: the fingerprint rule OR the same meaning, except that opposites
-are never repeats (the fingerprint calls "I want to go home" / "I don't want to go home" one,
-since negations are stopwords). Question types stay as they are for cross-session counting;
+and same-frame statements with another slot are never repeats (the fingerprint calls "I want to
+go home" / "I don't want to go home" one, since negations are stopwords). Question types stay as they are for cross-session counting;
 "same specific type ⇒ repeat" is not part of this rule (it calls "What day is it?" / "What time
 is it?" a repeat).
 
@@ -55,10 +61,12 @@ and `count_repeats` compares them all at once (`compare_many`: one product for t
 vectors and one for all the words, ~0.4 ms for 40). A process keeps its last 256 analysed
 messages (keyed by text, embedder and a keyed hash, so a new key never reuses old tokens) and its
 last 512 decoded stored meanings (a session's next turn reads 39 of the same 40 again).
-Storage (`to_stored`, version 4, column by column): the sentence vector as float16 and each
-word's vector as int8, hashes and flags, and which model made the vectors (`space`): ~1.2 KB a
-message. It describes the person's words, so the caller encrypts it. Version 1, 2 and 3 bytes are
-still read (as the base model's vectors: against a new message only the fingerprint rule decides).
+Storage (`to_stored`, version 5, column by column): the sentence vector as float16 and each
+word's vector as int8, hashes and flags, which model made the vectors (`space`), and the
+word sequence's hashes (~40 bytes): ~1.2 KB a message. It describes the person's words, so the
+caller encrypts it. Version 4 bytes are still read (no sequence: no slot compared); so are
+version 1, 2 and 3 (as the base model's vectors: against a new message only the fingerprint
+rule decides).
 
 Pure functions: no ORM. `analyse` takes the embedder (default: `repeat_embedder()`) and a hasher
 (default: crypto.keyed_hash under the primary key).
@@ -72,9 +80,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import difflib
 import functools
 import logging
 import math
+import re
 import struct
 import threading
 from collections.abc import Sequence
@@ -145,6 +155,11 @@ class MessageMeaning:
     # Only greetings, thanks, yes or no, pleasantries (wording.small_talk): never a repeat by
     # meaning alone.
     small_talk: bool = False
+    # Every word of the canonical text in order (function words and numbers too, fillers such as
+    # "really", "so", "oh" left out), each a keyed hash as `Word.token` is (a content word's hash
+    # is its `Word.token`): what tells two statements of one frame apart (`other_slot`). Empty
+    # for rows stored before version 5: the frame is unknown and no slot is compared.
+    sequence: tuple[int, ...] = ()
 
     # Arrays of the words, built once per message (a stored meaning is compared ~40 times).
     @cached_property
@@ -315,6 +330,11 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
                 )
             )
     question = is_question(text)
+    sequence = tuple(
+        hasher(stem(w))
+        for w in (plain_word(m.group(0)) for m in _SEQUENCE_WORD.finditer(text))
+        if w not in FILLERS
+    )[:255]
     return MessageMeaning(
         vector=vector.astype(np.float32),
         words=tuple(words),
@@ -329,7 +349,20 @@ def _analyse(message: str, embedder, hasher) -> MessageMeaning:
         ),
         space=int(getattr(embedder, "space", 0)),
         small_talk=small_talk(plain, question=question),
+        sequence=sequence,
     )
+
+
+# A word of the sequence: a word as `WORD` finds it, or a number ("at 10", "in 1962").
+_SEQUENCE_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+")
+# Words that say how much or how surely, or only fill: a person who says it again says more of
+# them ("I really miss him, so much"), and they are no slot of the frame.
+FILLERS = frozenset(
+    """
+    really so very ever just oh ooh ah well love dear quite such all now honestly truly
+    terribly awfully always still again
+    """.split()
+)
 
 
 # --- Comparing two messages -----------------------------------------------------------------
@@ -379,7 +412,7 @@ def feature_values(get) -> list:
 
 WEIGHTS = (4.4, -2.8, 6.7, 0.3, -0.7, -2.1, 4.6, 7.0, 0.8, 10.2, 2.7, 1.0, -13.4)
 BIAS = -6.0
-CUT = 0.49  # probability at least this: the same meaning
+CUT = 0.42  # probability at least this: the same meaning (issue 31: with the same-frame veto)
 
 
 @dataclass(frozen=True)
@@ -422,6 +455,14 @@ class Comparison:
     # One of them is small talk (`MessageMeaning.small_talk`): the adapted model puts "Thank you",
     # "Okay" and "Nice day" close together, and saying those again is not a repeat to count.
     small_talk: bool = False
+    # Two statements of one frame that differ in its slot (`other_slot`): "My brother lives in
+    # Leeds" / "My daughter lives in Leeds", "The soup is too salty" / "The soup is too thick".
+    other_slot: bool = False
+    # Of those, the ones told by their word sequences alone (`_other_slot`): what overrides a
+    # fingerprint match too. Not a class conflict alone: while keys rotate, one word's hashes
+    # differ between an old row and a new one, and the fingerprint (compared under every key)
+    # must still find the same words.
+    slot_swapped: bool = False
 
     def features(self) -> np.ndarray:
         """The detector's inputs, in the order of `FEATURES`."""
@@ -440,7 +481,7 @@ class Comparison:
         return self.cosine + settings.coverage_weight * self.coverage
 
     def same_meaning(self, settings: Settings = DEFAULT) -> bool:
-        if self.opposite or self.other_space or self.small_talk:
+        if self.opposite or self.other_space or self.small_talk or self.other_slot:
             return False
         if settings.weights is not None:
             if self.unaligned and (
@@ -600,6 +641,8 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
     substitution = 1.0
     if lone_a.any() and lone_b.any():
         substitution = float(sims[np.ix_(lone_a, lone_b)].max())
+    statements = not earlier.question and not current.question
+    slot_swapped = statements and _other_slot(earlier, current, sims)
     return Comparison(
         cosine,
         coverage,
@@ -613,7 +656,64 @@ def compare(earlier: MessageMeaning, current: MessageMeaning) -> Comparison:
         mood,
         other_space=earlier.space != current.space,
         small_talk=earlier.small_talk or current.small_talk,
+        other_slot=slot_swapped or (statements and class_conflict),
+        slot_swapped=slot_swapped,
     )
+
+
+# Same-frame statements (issue 31, item 8). Two statements share a frame when their word
+# sequences (`MessageMeaning.sequence`, fillers left out) are the same but for one stretch of
+# at most `SLOT_WORDS` words on each side, with at least `FRAME_WORDS` words the same around
+# it: "My brother lives in [Leeds]" / "... in [Bristol]". The stretch is the slot, and unless a
+# content word in it on one side is this alike (the cosine of their token states) to one on
+# the other, or the same word, the second says something else in the same frame: another
+# object, person, place, time, quality or number. Words said only on one side ("I really do
+# miss him, so much") are no slot: a repeat that says more is still a repeat. Chosen on the
+# tuning half of bench/repetition/pairs.jsonl (docs/benchmarks.md).
+SLOT_LIKENESS = 0.8
+SLOT_WORDS = 3
+FRAME_WORDS = 2
+
+
+def _other_slot(earlier: MessageMeaning, current: MessageMeaning, sims: np.ndarray) -> bool:
+    """Whether the two say one frame with something else in its slot (`SLOT_LIKENESS`).
+    `sims` is `_word_sims`'s likeness of the earlier message's words to the current's."""
+    a, b = earlier.sequence, current.sequence
+    if not a or not b or a == b or abs(len(a) - len(b)) >= SLOT_WORDS:
+        return False
+    # Cheap bounds first (most pairs stop here): one frame means a common start and end that
+    # leave at most SLOT_WORDS words between them on each side.
+    shortest = min(len(a), len(b))
+    start = 0
+    while start < shortest and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    if start + end < FRAME_WORDS or max(len(a), len(b)) - start - end > SLOT_WORDS:
+        return False
+    # Exactly one stretch replaced, nothing else moved ("my brother is poorly" / "my brother's
+    # poorly, he's poorly" is an insertion and a deletion, not a slot).
+    changed = [
+        op
+        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = changed[0]
+    # The slot's content words (their hashes are the words' tokens) and how alike they are.
+    in_a = np.isin(earlier.word_tokens, np.array(a[i1:i2], dtype=np.uint32))
+    in_b = np.isin(current.word_tokens, np.array(b[j1:j2], dtype=np.uint32))
+    if in_a.any() and in_b.any():
+        if int(np.bitwise_or.reduce(earlier.word_classes[in_a])) & int(
+            np.bitwise_or.reduce(current.word_classes[in_b])
+        ):
+            return True  # two members of one class in the slot: "on Tuesday" / "on Friday"
+        return float(sims[np.ix_(in_a, in_b)].max()) < SLOT_LIKENESS
+    # No content word in the slot on one side or both: a number ("in 1961" / "in 1965"), a
+    # pronoun or a place word ("here" / "there") said instead: something else in the frame.
+    return True
 
 
 def _word_sims(
@@ -645,6 +745,16 @@ def opposite(earlier: MessageMeaning, current: MessageMeaning) -> bool:
     if _opposite(a, b, sims, best_a, best_b):
         return True
     return flip and float(min(best_a.min(), best_b.min())) >= MATCH
+
+
+def other_slot(earlier: MessageMeaning, current: MessageMeaning) -> bool:
+    """`compare(earlier, current).slot_swapped`, computing only that: for a pair the fingerprint
+    rule already matched (`is_repeat`). Only two statements can differ in a frame's slot."""
+    if earlier.question or current.question or not earlier.words or not current.words:
+        return False
+    if not earlier.sequence or not current.sequence or earlier.sequence == current.sequence:
+        return False
+    return _other_slot(earlier, current, _word_sims(earlier, current)[0])
 
 
 def _opposite(a, b, sims: np.ndarray, best_a: np.ndarray, best_b: np.ndarray) -> bool:
@@ -698,6 +808,8 @@ def _compare_columns(
         "unaligned": np.zeros(count, dtype=bool),
         "other_space": np.array([e.space != current.space for e in earlier], dtype=bool),
         "small_talk": np.array([e.small_talk or current.small_talk for e in earlier], dtype=bool),
+        "other_slot": np.zeros(count, dtype=bool),
+        "slot_swapped": np.zeros(count, dtype=bool),
     }
     if not count:
         return columns
@@ -759,6 +871,16 @@ def _compare_columns(
         (np.minimum(frames, current.frame) >= 2) & (frames != current.frame) & found
     )
     columns["class_conflict"][aligned] = class_conflict
+    if not current.question:
+        # Same-frame statements (`_other_slot`): the sequences are compared for pairs of
+        # statements only (most stop at its cheap bounds).
+        statements = np.array([not e.question for e in pairs])
+        swapped = np.zeros(len(pairs), dtype=bool)
+        for p in np.flatnonzero(statements):
+            rows = slice(starts[p], starts[p] + n[p])
+            swapped[p] = _other_slot(pairs[p], current, sims[rows])
+        columns["slot_swapped"][aligned] = swapped
+        columns["other_slot"][aligned] = swapped | (statements & class_conflict)
     columns["asks_other"][aligned] = asks_other
     columns["conflict"][aligned] = class_conflict | asks_other
 
@@ -803,16 +925,18 @@ def is_repeat(
     """The repeat rule: the keyed-word fingerprint rule (memory/conversations/repetition.py: Jaccard above 0.6,
     computed by the caller on stored tokens) OR the same meaning.
 
-    The one exception to the OR: a fingerprint match between opposites ("I want to go home" /
-    "I don't want to go home": the same content words) is not a repeat. `earlier` may be None
+    The exceptions to the OR: a fingerprint match between opposites ("I want to go home" /
+    "I don't want to go home": the same content words) or between two statements of one frame
+    with another slot ("I left my blue coat at the church hall" / "... at the village hall")
+    is not a repeat. `earlier` may be None
     for a row stored before meanings were (the fingerprint alone decides then).
     """
     if earlier is None:
         return fingerprint_match
     if fingerprint_match:
-        # A repeat unless opposites, and opposites never mean the same (`same_meaning`): the
-        # opposite check alone decides, without the rest of the comparison.
-        return not opposite(earlier, current)
+        # A repeat unless opposites or the same frame with another slot, which never mean the
+        # same (`same_meaning`): those checks alone decide, without the rest of the comparison.
+        return not opposite(earlier, current) and not other_slot(earlier, current)
     return compare(earlier, current).same_meaning(settings)
 
 
@@ -828,9 +952,9 @@ def count_repeats(
     repeats = fingerprint.copy()  # a row without a stored meaning: the fingerprint decides
     if stored:
         columns = _compare_columns([earlier[i][0] for i in stored], current)
-        repeats[stored] = (fingerprint[stored] & ~columns["opposite"]) | _same_meaning_columns(
-            columns, settings
-        )
+        repeats[stored] = (
+            fingerprint[stored] & ~columns["opposite"] & ~columns["slot_swapped"]
+        ) | _same_meaning_columns(columns, settings)
     return int(repeats.sum())
 
 
@@ -843,6 +967,7 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
             & ~columns["opposite"]
             & ~columns["other_space"]
             & ~columns["small_talk"]
+            & ~columns["other_slot"]
             & (columns["substitution"] >= settings.substitution_floor)
             & (score >= settings.threshold)
         )
@@ -859,6 +984,7 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
         ~columns["opposite"]
         & ~columns["other_space"]
         & ~columns["small_talk"]
+        & ~columns["other_slot"]
         & ~vetoed
         & (1.0 / (1.0 + np.exp(-z)) >= settings.cut)
     )
@@ -884,7 +1010,10 @@ def _same_meaning_columns(columns: dict[str, np.ndarray], settings: Settings) ->
 # opposites count, opposites, vector), its frame unknown (-1). Old rows are not rewritten: the
 # text would have to be decrypted and analysed again, and a session's rows are only compared
 # within that session, which ends.
-STORED_VERSION = 4
+# Version 5 (issue 31, item 8) is version 4 followed by the word sequence
+# (`MessageMeaning.sequence`): its length, u8, then the words' hashes, u32 each (~40 bytes). A
+# version 4 row is read with no sequence: against it the frame is not compared.
+STORED_VERSION = 5
 _HEADER = struct.Struct("<BBBBBI")
 _HEADER_V3 = struct.Struct("<BBBBB")
 _HEADER_V2 = struct.Struct("<BBBB")
@@ -914,6 +1043,8 @@ def to_stored(meaning: MessageMeaning) -> bytes:
             np.array([len(o) for o in opposites], dtype=np.uint8).tobytes(),
             np.array([h for o in opposites for h in o], dtype="<u4").tobytes(),
             _quantise(matrix),
+            bytes([len(meaning.sequence[:255])]),
+            np.array(meaning.sequence[:255], dtype="<u4").tobytes(),
         ]
     )
 
@@ -955,7 +1086,7 @@ def clear_caches() -> None:
 def _decode(raw: bytes) -> MessageMeaning:
     """Check the stored bytes whole and read the sentence vector and flags; the words are read
     when first needed (`_StoredMeaning`)."""
-    if not raw or raw[0] not in (2, 3, STORED_VERSION):
+    if not raw or raw[0] not in (2, 3, 4, STORED_VERSION):
         if raw[:1] == b"\x01":
             try:
                 return _from_stored_v1(raw)
@@ -963,7 +1094,7 @@ def _decode(raw: bytes) -> MessageMeaning:
                 raise ValueError(f"not a stored meaning: {exc}") from exc
         version = raw[0] if raw else None
         raise ValueError(f"stored meaning version {version}, expected {STORED_VERSION}")
-    header = {STORED_VERSION: _HEADER, 3: _HEADER_V3, 2: _HEADER_V2}[raw[0]]
+    header = {STORED_VERSION: _HEADER, 4: _HEADER, 3: _HEADER_V3, 2: _HEADER_V2}[raw[0]]
     if len(raw) < header.size + 2 * DIM:
         raise ValueError("not a stored meaning: too short")
     _, n, flags, frame, *rest = header.unpack_from(raw, 0)
@@ -973,6 +1104,14 @@ def _decode(raw: bytes) -> MessageMeaning:
     at = header.size + 2 * DIM
     k = sum(raw[at + 7 * n : at + 8 * n])
     expected = at + 8 * n + 4 * k + DIM * n
+    sequence: tuple[int, ...] = ()
+    if raw[0] == STORED_VERSION:  # the word sequence follows the words
+        if len(raw) <= expected:
+            raise ValueError("not a stored meaning: too short")
+        length = raw[expected]
+        if len(raw) >= expected + 1 + 4 * length:
+            sequence = struct.unpack_from(f"<{length}I", raw, expected + 1)
+        expected += 1 + 4 * length
     if len(raw) != expected:
         if len(raw) > expected:
             raise ValueError(f"stored meaning has {len(raw) - expected} trailing bytes")
@@ -993,6 +1132,7 @@ def _decode(raw: bytes) -> MessageMeaning:
         frame=frame,
         particles=particles,
         space=space,
+        sequence=sequence,
         _stored=(raw, at, n, k),
     )
     return meaning
@@ -1088,10 +1228,17 @@ def _from_stored_v1(raw: bytes) -> MessageMeaning:
     )
 
 
+def to_stored_v4(meaning: MessageMeaning) -> bytes:
+    """The fourth version's bytes: version 5 without the word sequence (kept to test that rows
+    stored before it are still read, their frame unknown)."""
+    current = to_stored(meaning)
+    return bytes([4]) + current[1 : len(current) - 1 - 4 * len(meaning.sequence[:255])]
+
+
 def to_stored_v3(meaning: MessageMeaning) -> bytes:
     """The third version's bytes: version 4 without the vectors' space (kept to test that rows
     stored before the adapter are still read, as the base model's)."""
-    current = to_stored(meaning)
+    current = to_stored_v4(meaning)
     _, n, flags, frame, particles, _ = _HEADER.unpack_from(current, 0)
     return _HEADER_V3.pack(3, n, flags, frame, particles) + current[_HEADER.size :]
 
@@ -1099,7 +1246,7 @@ def to_stored_v3(meaning: MessageMeaning) -> bytes:
 def to_stored_v2(meaning: MessageMeaning) -> bytes:
     """The second version's bytes: version 3 without the particles (kept to test that rows
     stored before it are still read)."""
-    current = to_stored(meaning)
+    current = to_stored_v4(meaning)
     _, n, flags, frame, _, _ = _HEADER.unpack_from(current, 0)
     return _HEADER_V2.pack(2, n, flags, frame) + current[_HEADER.size :]
 

@@ -134,7 +134,9 @@ def test_a_negation_that_asks_is_not_an_opposite(meaning_of):
 
 
 def test_a_fingerprint_match_is_a_repeat_whatever_the_meaning_says(meaning_of):
-    earlier, current = meaning_of("I feel warm"), meaning_of("I feel lonely")
+    # Not two statements of one frame ("I feel warm" / "I feel lonely"): another slot is never
+    # a repeat, fingerprint or not (issue 31; tests/memory/test_meaning_frames.py).
+    earlier, current = meaning_of("Is it warm?"), meaning_of("I feel lonely")
     assert not same_meaning(earlier, current)
     assert is_repeat(earlier, current, fingerprint_match=True)
 
@@ -456,17 +458,21 @@ def test_the_opposite_check_alone_agrees_with_the_whole_comparison(onnx_int8):
     of = {}
     for text in {r["earlier"] for r in rows} | {r["current"] for r in rows}:
         of[text] = analyse(text, embedder=onnx_int8)
-    opposites = 0
+    opposites = slots = 0
     for row in rows:
         for first, second in ((row["earlier"], row["current"]), (row["current"], row["earlier"])):
             earlier = from_stored(to_stored(of[first]))
             whole = compare(earlier, of[second])
             assert meaning.opposite(earlier, of[second]) == whole.opposite, (first, second)
+            # And `other_slot` (issue 31): the same frame with another slot.
+            assert meaning.other_slot(earlier, of[second]) == whole.slot_swapped, (first, second)
             assert is_repeat(earlier, of[second], fingerprint_match=True) == (
-                whole.opposite is False
+                whole.opposite is False and whole.slot_swapped is False
             )
             opposites += whole.opposite
+            slots += whole.other_slot
     assert opposites >= 20  # the set's opposites, negated and antonym, are all in there
+    assert slots >= 100  # batch 4's same-frame statements, both ways round
 
 
 def test_count_repeats_is_the_sum_of_is_repeat(meaning_of):
@@ -502,7 +508,10 @@ def test_analyse_keeps_recent_results_per_key(minilm, settings):
 
 
 def _sample_texts(step: int) -> list[str]:
+    # Batches 1-3, the sample these bounds were set on: with batch 4 (issue 31) the every-15th
+    # sample shifts and takes in one message at int8 / fp32 cosine 0.9895.
     rows = [json.loads(line) for line in PAIRS.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("batch", 1) < 4]
     return sorted({r["earlier"] for r in rows} | {r["current"] for r in rows})[::step]
 
 
@@ -576,10 +585,10 @@ def test_without_onnxruntime_the_check_falls_back_to_numpy(settings, monkeypatch
 
 
 def test_the_detector_holds_its_held_out_figures():
-    """bench/repetition_eval.py --quick in-process (~20 s): a floor under today's held-out
-    figures (precision 0.899, recall 0.833 since the repeat check's adapter, issue 17 round
-    four; 0.949 / 0.552 before it), so a change that loses ground fails. The issue's target
-    (recall 0.85 at precision 0.9) is not met yet, so this is not its --check."""
+    """bench/repetition_eval.py --quick in-process (~20 s): issue 31's target on the held-out
+    half of the whole evaluation set, same-frame statements included (batch 4): precision at
+    least 0.93 with recall at least 0.87 (0.933 / 0.881 with the same-frame check; 0.80 / 0.89
+    without it, when a same-frame statement with another object, person or place was a repeat)."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import repetition_eval as ev
@@ -590,8 +599,9 @@ def test_the_detector_holds_its_held_out_figures():
     comparisons = ev.analyse_all(held_out)
     predicted = [ev.meaning_rule(r, comparisons[r["id"]], meaning.DEFAULT) for r in held_out]
     precision, recall, *_ = ev.prf(predicted, [r["label"] for r in held_out])
-    assert len(held_out) == 370
-    assert precision >= 0.89 and recall >= 0.82, (precision, recall)
+    assert len(held_out) == 484
+    assert sum(1 for r in held_out if r.get("batch") == 4) == 114
+    assert precision >= ev.TARGET_PRECISION and recall >= ev.TARGET_RECALL, (precision, recall)
 
 
 def test_below_the_least_cosine_no_features_reach_the_cut():
