@@ -157,7 +157,8 @@ def test_logins_have_limits_in_production(tmp_path):
     )
     result = _setting(expression, tmp_path, **PRODUCTION)
     assert result.stdout.strip() == (
-        "(False, 43200, ['username', 'ip_address'], [], [None, {'min_length': 12}, None, None])"
+        "(False, 43200, ['username', 'ip_address', ['username', 'ip_address']], [],"
+        " [None, {'min_length': 12}, None, None])"
     )
 
 
