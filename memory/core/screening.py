@@ -150,9 +150,6 @@ _INSTRUCTION = _words(
     r"\b(?:no longer|not) bound by\b",
     r"\bprompt injection\b",
     r"\bsystem\s*(?:prompt|message|note|override|instruction|update|notice)?\s*:",
-    r"(?:^|[\n\[(<{>|#*\"'-]|[.!?]\s)\s*(?:developer|assistant|admin|administrator|operator|"
-    r"root|user|human|ai|model)\s*(?:prompt|message|note|override|instruction|update|notice)?"
-    r"\s*:",
     r"\b(?:system|developer|assistant|user|human|admin|operator)\s+(?:prompt|message|"
     r"instruction|override|update)\b",
     # Fake prompt markup.
@@ -230,6 +227,15 @@ _SQUASHED = re.compile(
     r"doanythingnow|newinstructions|tellherthat|tellhimthat|wwwdot|www[a-z]{4,}|youarenow(?:a|an|the|dan|free|my)|disregard\w{0,20}"
     r"(?:instruction|rule|guideline)|forget\w{0,12}(?:instruction|rule)"
 )
+# A role written as a speaker ("Assistant:", "[admin note]:"), part of _INSTRUCTION. Kept apart
+# because it is the costliest of its patterns (its optional prefixes are tried at every
+# position) and can only match text with a colon: screen() runs it only then. Same verdicts.
+_ROLE_COLON = _words(
+    r"(?:^|[\n\[(<{>|#*\"'-]|[.!?]\s)\s*(?:developer|assistant|admin|administrator|operator|"
+    r"root|user|human|ai|model)\s*(?:prompt|message|note|override|instruction|update|notice)?"
+    r"\s*:",
+)
+
 _LINK = _words(
     r"\b(?:https?|ftp|file|data|javascript|mailto|tel|sms|ws|wss)\s*:",
     r"\bwww\s*\.",
@@ -353,7 +359,7 @@ def screen(text: str) -> Screening:
     flags: set[str] = set()
     variants = _variants(text or "")
     for variant in variants:
-        if _INSTRUCTION.search(variant):
+        if _INSTRUCTION.search(variant) or (":" in variant and _ROLE_COLON.search(variant)):
             flags.add(INSTRUCTION)
         if _LINK.search(variant):
             flags.add(LINK)
