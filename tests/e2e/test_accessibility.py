@@ -100,7 +100,12 @@ def draw_every_chart(page):
         """async () => {
           for (const chart of document.querySelectorAll('.chart')) {
             chart.scrollIntoView({block: 'center'});
-            await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+            // Two frames, or 250 ms when the page gets no frames (a page the browser does not
+            // paint never runs requestAnimationFrame, and this evaluate has no timeout).
+            await new Promise(done => {
+              requestAnimationFrame(() => requestAnimationFrame(done));
+              setTimeout(done, 250);
+            });
           }
         }"""
     )
