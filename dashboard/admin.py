@@ -9,7 +9,7 @@ from django.contrib import admin
 
 from dashboard.models import AuditEvent, CareTeamMembership
 from memory.admin.base import OrganisationScopedAdmin
-from memory.admin.logins import audit_admin_change
+from memory.admin.logins import AuditedChangesMixin
 from memory.models import AccessAction, OrganisationMembership
 
 
@@ -48,7 +48,12 @@ class CareTeamMembershipForm(forms.ModelForm):
 
 
 @admin.register(CareTeamMembership)
-class CareTeamMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
+class CareTeamMembershipAdmin(AuditedChangesMixin, OrganisationScopedAdmin, admin.ModelAdmin):
+    audit_actions = (
+        AccessAction.ADMIN_TEAM_ADDED,
+        AccessAction.ADMIN_TEAM_CHANGED,
+        AccessAction.ADMIN_TEAM_REMOVED,
+    )
     organisation_lookup = "person__organisation"
     form = CareTeamMembershipForm
     list_display = ["user", "person", "role", "can_see_transcripts", "created_at"]
@@ -69,27 +74,11 @@ class CareTeamMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
             return False
         return super().has_change_permission(request, obj)
 
-    def _audit_change(self, request, action: str, memberships) -> None:
-        for membership in memberships:
-            audit_admin_change(
-                request,
-                action=action,
-                organisation_ids=[membership.person.organisation_id],
-                object_id=membership.pk,
-                person_id=membership.person_id,
-            )
+    def audited_organisation_id(self, obj):
+        return obj.person.organisation_id
 
-    def log_addition(self, request, obj, message):
-        self._audit_change(request, AccessAction.ADMIN_TEAM_ADDED, [obj])
-        return super().log_addition(request, obj, message)
-
-    def log_change(self, request, obj, message):
-        self._audit_change(request, AccessAction.ADMIN_TEAM_CHANGED, [obj])
-        return super().log_change(request, obj, message)
-
-    def log_deletions(self, request, queryset):
-        self._audit_change(request, AccessAction.ADMIN_TEAM_REMOVED, list(queryset))
-        return super().log_deletions(request, queryset)
+    def audited_person_id(self, obj):
+        return obj.person_id
 
 
 @admin.register(AuditEvent)

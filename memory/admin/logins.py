@@ -171,3 +171,41 @@ class GuardedLoginAdmin:
         # Called before the deletion: the login's organisations are still known.
         self._audit_logins(request, self.delete_action, list(queryset))
         return super().log_deletions(request, queryset)
+
+
+class AuditedChangesMixin:
+    """Every admin addition, change and removal of a row is in its organisation's audit.
+
+    A page names its three actions (`audit_actions`: added, changed, removed) and how a row
+    reaches its organisation and person (`audited_organisation_id`, `audited_person_id`).
+    """
+
+    audit_actions: tuple[str, str, str]
+
+    def audited_organisation_id(self, obj):
+        return obj.organisation_id
+
+    def audited_person_id(self, obj):
+        return None
+
+    def _audit_change(self, request, action: str, rows) -> None:
+        for row in rows:
+            audit_admin_change(
+                request,
+                action=action,
+                organisation_ids=[self.audited_organisation_id(row)],
+                object_id=row.pk,
+                person_id=self.audited_person_id(row),
+            )
+
+    def log_addition(self, request, obj, message):
+        self._audit_change(request, self.audit_actions[0], [obj])
+        return super().log_addition(request, obj, message)
+
+    def log_change(self, request, obj, message):
+        self._audit_change(request, self.audit_actions[1], [obj])
+        return super().log_change(request, obj, message)
+
+    def log_deletions(self, request, queryset):
+        self._audit_change(request, self.audit_actions[2], list(queryset))
+        return super().log_deletions(request, queryset)

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 
 from memory.admin.base import OrganisationScopedAdmin, ReadOnlyAdmin
-from memory.admin.logins import GuardedLoginAdmin, audit_admin_change
+from memory.admin.logins import AuditedChangesMixin, GuardedLoginAdmin
 from memory.facts import tenancy as facts_tenancy
 from memory.facts import vector_pg
 from memory.models import (
@@ -67,7 +67,12 @@ class OrganisationMembershipForm(forms.ModelForm):
 
 
 @admin.register(OrganisationMembership)
-class OrganisationMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
+class OrganisationMembershipAdmin(AuditedChangesMixin, OrganisationScopedAdmin, admin.ModelAdmin):
+    audit_actions = (
+        AccessAction.ADMIN_MEMBER_ADDED,
+        AccessAction.ADMIN_MEMBER_CHANGED,
+        AccessAction.ADMIN_MEMBER_REMOVED,
+    )
     """Which logins belong to which organisation, and who is its admin (reads its audit)."""
 
     form = OrganisationMembershipForm
@@ -87,27 +92,6 @@ class OrganisationMembershipAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
         if obj is not None and obj.user_id == request.user.pk and not request.user.is_superuser:
             return False
         return super().has_change_permission(request, obj)
-
-    def _audit_change(self, request, action: str, memberships) -> None:
-        for membership in memberships:
-            audit_admin_change(
-                request,
-                action=action,
-                organisation_ids=[membership.organisation_id],
-                object_id=membership.pk,
-            )
-
-    def log_addition(self, request, obj, message):
-        self._audit_change(request, AccessAction.ADMIN_MEMBER_ADDED, [obj])
-        return super().log_addition(request, obj, message)
-
-    def log_change(self, request, obj, message):
-        self._audit_change(request, AccessAction.ADMIN_MEMBER_CHANGED, [obj])
-        return super().log_change(request, obj, message)
-
-    def log_deletions(self, request, queryset):
-        self._audit_change(request, AccessAction.ADMIN_MEMBER_REMOVED, list(queryset))
-        return super().log_deletions(request, queryset)
 
 
 @admin.register(Persona)
