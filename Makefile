@@ -11,7 +11,7 @@ export PORT
 DEBUG ?= 1
 export DEBUG
 
-.PHONY: install run test test-langgraph lint bench bench-quick bench-search clean
+.PHONY: install run test test-langgraph lint lint-openapi bench bench-quick bench-search clean
 
 # The virtualenv is rebuilt when the dependencies or the lock file change. uv (pinned) goes into
 # .venv/tools with the interpreter's own pip: a venv without pip is created in a blink, where
@@ -66,6 +66,18 @@ lint: install
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/lint-imports
+
+# The published OpenAPI document (as /api/v1/openapi.json serves it) through redocly's recommended
+# rules (redocly.yaml: warnings are errors) and spectral's OpenAPI rules (.spectral.yaml), from the
+# npm registry at pinned versions; either linter's least warning fails.
+REDOCLY_VERSION := 2.77.0
+SPECTRAL_VERSION := 6.16.3
+OPENAPI_DUMP := data/openapi.json
+lint-openapi: install
+	$(PY) manage.py export_openapi_schema --api clara.api.api --indent 2 --output $(OPENAPI_DUMP)
+	npx --yes @redocly/cli@$(REDOCLY_VERSION) lint --config redocly.yaml $(OPENAPI_DUMP)
+	npx --yes @stoplight/spectral-cli@$(SPECTRAL_VERSION) lint --ruleset .spectral.yaml \
+		--fail-severity warn $(OPENAPI_DUMP)
 
 bench: install
 	$(PY) bench/memory_bench.py
