@@ -65,6 +65,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy and Cache-Control: no-store on every response but static files.
     "clara.middleware.PrivacyHeadersMiddleware",
+    # Every error under /api/ in the API's JSON shape (a 405, a bad Host, an unmatched path);
+    # inside the privacy headers, so its answers carry them too.
+    "clara.middleware.ApiJsonErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # 400 for a malformed Content-Length, before anything (CSRF, the API) reads the body.
     "clara.middleware.MalformedRequestMiddleware",
