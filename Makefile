@@ -47,10 +47,22 @@ run: export PYTHONUNBUFFERED = 1
 # Links in alert e-mails point at the server this serves, on its PORT (honcho hands each process
 # a PORT of its own, so the worker could not work it out itself). A CLARA_SITE_URL given wins.
 run: export CLARA_SITE_URL ?= http://127.0.0.1:$(PORT)
-run: install staticfiles/.collected
+run: install staticfiles/.collected $(ENV_FILE)
 	$(PY) manage.py prepare_run
 	$(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
 		start --env /dev/null --procfile Procfile.dev --port $(PORT)
+
+# The local demo's settings, read by clara/settings.py wherever a command starts (git-ignored):
+# after `make run`, `.venv/bin/python manage.py ...` and the MCP server work in a new shell with
+# no DEBUG=1 typed. Written only when missing: an existing .env is never overwritten.
+ENV_FILE ?= .env
+$(ENV_FILE):
+	@printf '%s\n' \
+		"# Written by \`make run\` for the local demo; git-ignored, never overwritten (delete it to" \
+		"# get it again). clara/settings.py reads it, so manage.py commands run in a new shell as" \
+		"# under make run. Never use these settings in production: see .env.example." \
+		"DEBUG=1" > $@
+	@echo "Wrote $@ (DEBUG=1 for the local demo)."
 
 test: install
 	$(PY) manage.py makemigrations --check --dry-run
