@@ -197,6 +197,18 @@ def _optional_body(operation: dict) -> None:
             media["schema"] = real[0]
 
 
+def _text_first(responses: dict) -> None:
+    """A response that may be CSV lists text/csv first.
+
+    openapi-python-client reads only the first media type: with JSON first it parsed the CSV
+    export as JSON and crashed; with text first it returns the text, which is both.
+    """
+    for response in responses.values():
+        content = response.get("content", {})
+        if "text/csv" in content:
+            response["content"] = {"text/csv": content.pop("text/csv"), **content}
+
+
 def finish(schema: dict) -> dict:
     """The document as published: ninja's, with what every operation shares (module docstring)."""
     schema["servers"] = SERVERS
@@ -211,6 +223,7 @@ def finish(schema: dict) -> dict:
                 response = responses.setdefault(status, {})
                 response.update(common)
                 response["content"] = _ERROR
+            _text_first(responses)
             operation["responses"] = dict(sorted(responses.items()))
     _prune_unused_schemas(schema)
     return schema
