@@ -6,8 +6,10 @@ import base64
 import hashlib
 import hmac
 import importlib
+import re
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -206,3 +208,32 @@ def test_the_deprecated_headers_can_be_turned_off(organisation, http_receiver, s
     assert with_legacy.headers["x-clara-event"] == "alert.raised"
     assert not any(h.startswith("x-clara-") for h in without.headers)
     assert _verifies(secret, with_legacy) and _verifies(secret, without)
+
+
+def _docs_receiver(secret: str, handled_events: list) -> dict:
+    """The receiver docs/webhooks.md shows, run as written (with this webhook's secret)."""
+    text = (Path(__file__).parents[2] / "docs" / "webhooks.md").read_text()
+    section = text[text.index("## Verifying a delivery") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert 'SECRET = "whsec_..."' in code
+    namespace = {"handle": lambda kind, data: handled_events.append((kind, data))}
+    exec(code.replace('"whsec_..."', repr(secret)), namespace)  # noqa: S102 - our own docs
+    return namespace
+
+
+def test_the_docs_receiver_accepts_real_deliveries_once_and_refuses_forgeries(
+    organisation, http_receiver
+):
+    http_receiver.answers[:] = [(500, {}), (200, {})]
+    _, secret = services.webhook_create(
+        organisation_id=organisation.pk, url=http_receiver.url, events=["alert.raised"]
+    )
+    handled_events: list = []
+    receiver = _docs_receiver(secret, handled_events)["receive"]
+    delivery = _deliver(organisation)
+    services.delivery_attempt(delivery_id=delivery.id)  # the retry: same webhook-id
+    first, retry = http_receiver.requests
+    assert receiver(first.headers, first.body) == 204
+    assert receiver(retry.headers, retry.body) == 204
+    assert handled_events == [("alert.raised", {"alert_id": 1, "reason": "fall"})]
+    assert receiver(first.headers, first.body.replace(b"fall", b"pain")) == 400
