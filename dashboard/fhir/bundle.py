@@ -14,7 +14,7 @@ What it holds, and nothing else (minimum necessary; never a word the person said
   dashboard URL of that PDF (a care-team login with the report right opens it).
 
 Codes with no honest standard equivalent are in code systems under the deployment's URL
-(`<CLARA_SITE_URL>/fhir/CodeSystem/...`, docs/fhir.md); FHIR's own value sets are used for
+(`<CLARA_SITE_URL>/fhir/CodeSystem/...`, served there: codes.py); FHIR's own value sets are used for
 Observation and Flag categories, data-absent reasons and the UCUM unit, and LOINC 34133-9
 ("Summary of episode note") types the report. Resource ids are stable (UUID v5 of what each is),
 so exporting the same period again gives the same ids and a receiver can update in place.
@@ -33,6 +33,7 @@ from django.urls import reverse
 from dashboard import words
 from dashboard.alerting import delivery, report
 from dashboard.alerting.models import AlertStep
+from dashboard.fhir import codes
 from memory.core.person import CaregiverContext, person_zone
 from memory.models import Alert, Person
 
@@ -55,17 +56,13 @@ ACK_STEPS = {
 ACTIVE_ALERTS = (Alert.Status.OPEN, Alert.Status.CLAIMED)
 
 
-def base_url() -> str:
-    return settings.CLARA_SITE_URL + "/fhir"
-
-
-def code_system(name: str) -> str:
-    """The URL of one of Clara's code systems ("observation", "question-kind", ...)."""
-    return f"{base_url()}/CodeSystem/{name}"
+def _clara(name: str, code: str) -> dict[str, str]:
+    """A coding in one of Clara's code systems, with its display from there."""
+    return _coding(codes.url(name), code, codes.display(name, code))
 
 
 def identifier_system(name: str) -> str:
-    return f"{base_url()}/sid/{name}"
+    return f"{settings.CLARA_SITE_URL}/fhir/sid/{name}"
 
 
 def _id(person: Person, *parts: object) -> str:
@@ -131,15 +128,7 @@ def _week_observations(export: Export) -> list[dict[str, Any]]:
             "id": _id(export.person, "upset-week", week.start),
             "status": status,
             "category": [{"coding": [_coding(OBSERVATION_CATEGORY, "survey", "Survey")]}],
-            "code": {
-                "coding": [
-                    _coding(
-                        code_system("observation"),
-                        "upset-score-weekly",
-                        "How upset in conversations, week average (0-100)",
-                    )
-                ]
-            },
+            "code": {"coding": [_clara("observation", "upset-score-weekly")]},
             "subject": export.subject,
             "effectivePeriod": period,
         }
@@ -161,15 +150,7 @@ def _week_observations(export: Export) -> list[dict[str, Any]]:
                 "resourceType": "Observation",
                 "id": _id(export.person, "conversations-week", week.start),
                 "status": status,
-                "code": {
-                    "coding": [
-                        _coding(
-                            code_system("observation"),
-                            "conversations-weekly",
-                            "Conversations with Clara in the week",
-                        )
-                    ]
-                },
+                "code": {"coding": [_clara("observation", "conversations-weekly")]},
                 "subject": export.subject,
                 "effectivePeriod": period,
                 "valueInteger": week.conversations,
@@ -184,25 +165,13 @@ def _questions_observation(export: Export, start: datetime, end: datetime) -> di
         "resourceType": "Observation",
         "id": _id(export.person, "repeated-questions", export.period.start, export.period.end),
         "status": "final" if end <= export.now else "preliminary",
-        "code": {
-            "coding": [
-                _coding(
-                    code_system("observation"),
-                    "repeated-questions",
-                    "Questions asked again, by kind of question",
-                )
-            ]
-        },
+        "code": {"coding": [_clara("observation", "repeated-questions")]},
         "subject": export.subject,
         "effectivePeriod": {"start": start.isoformat(), "end": end.isoformat()},
         "valueInteger": sum(n for _, n in counts),
         "component": [
             {
-                "code": {
-                    "coding": [
-                        _coding(code_system("question-kind"), kind, words.question_label(kind))
-                    ]
-                },
+                "code": {"coding": [_clara("question-kind", kind)]},
                 "valueInteger": n,
             }
             for kind, n in counts
@@ -214,7 +183,7 @@ def _alert_code(alert: Alert) -> dict[str, Any]:
     """What an alert is about: its reason (an escalation) or its kind, and the report's words."""
     code = (alert.detail or {}).get("reason") or alert.kind
     return {
-        "coding": [_coding(code_system("alert-reason"), str(code))],
+        "coding": [_clara("alert-reason", str(code))],
         "text": words.alert_headline(alert.kind, alert.detail),
     }
 
@@ -270,8 +239,8 @@ def _communications(export: Export) -> list[dict[str, Any]]:
                 "category": [
                     {
                         "coding": [
-                            _coding(code_system("communication"), category),
-                            _coding(code_system("alert-step"), step.kind, step.get_kind_display()),
+                            _clara("communication", category),
+                            _clara("alert-step", step.kind),
                         ]
                     }
                 ],
@@ -287,13 +256,7 @@ def _communications(export: Export) -> list[dict[str, Any]]:
                     else {"display": step.who}
                 )
             if step.kind == AlertStep.Kind.RESOLVED and alert.outcome:
-                communication["topic"] = {
-                    "coding": [
-                        _coding(
-                            code_system("alert-outcome"), alert.outcome, alert.get_outcome_display()
-                        )
-                    ]
-                }
+                communication["topic"] = {"coding": [_clara("alert-outcome", alert.outcome)]}
             out.append(communication)
     return out
 

@@ -3,10 +3,12 @@ report's for the same period, no word the person said is in it, and it is scoped
 refuses bad dates like the export beside it."""
 
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import pytest
 from django.utils import timezone
 from fhir.resources.R4B.bundle import Bundle
+from fhir.resources.R4B.codesystem import CodeSystem
 from fhir.resources.R4B.communication import Communication
 from fhir.resources.R4B.documentreference import DocumentReference
 from fhir.resources.R4B.flag import Flag
@@ -216,3 +218,40 @@ def test_bad_dates_are_a_4xx_naming_the_field(export_api, person, params, field)
     response = export_api.get(f"/api/v1/people/{person.id}/fhir", **params)
     assert response.status_code == 422 and response.json()["field"] == field
     assert not AccessEvent.objects.filter(action="export_fhir").exists()
+
+
+def test_every_clara_code_in_a_bundle_is_in_the_code_system_served_at_its_url(
+    export_api, person, alice, handled_alert, client
+):
+    respond.alert_resolve_by(alert=handled_alert, user=alice, outcome="well", via="dashboard")
+    body = export_api.get(f"/api/v1/people/{person.id}/fhir").json()
+    served = {}
+    used = 0
+    for coding in _codings(body):
+        if "/fhir/CodeSystem/" not in coding["system"]:
+            continue
+        path = urlsplit(coding["system"]).path
+        if path not in served:
+            response = client.get(path)  # no login: the codes are about no one
+            assert response.status_code == 200 and response["Content-Type"].startswith(
+                "application/fhir+json"
+            )
+            served[path] = response.json()
+            CodeSystem.model_validate(served[path])
+            assert served[path]["url"] == coding["system"]
+        concepts = {c["code"]: c["display"] for c in served[path]["concept"]}
+        assert concepts[coding["code"]] == coding["display"], coding
+        used += 1
+    assert used >= 8 and len(served) == 6
+    assert client.get("/fhir/CodeSystem/nothing-here").status_code == 404
+
+
+def _codings(node):
+    if isinstance(node, dict):
+        if "system" in node and "code" in node:
+            yield node
+        for value in node.values():
+            yield from _codings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _codings(value)
