@@ -7,17 +7,17 @@ What it holds, and nothing else (minimum necessary; never a word the person said
   (0-100) and the number of conversations, as `Observation`s; and one `Observation` of the
   questions asked again in the period, with a component per kind of question. These are the
   clinician report's figures, from the same functions (dashboard/alerting/report.py);
-- the person's alerts still open or being handled as `Flag`s;
+- the person's alerts raised by the period's end and still open or being handled, as `Flag`s;
 - for the alerts raised in the period (the report's), each e-mail that told someone and each
   claim, take-over or resolution as a `Communication` (codes and people's names, no payload);
 - the clinician report's PDF for the same period as a `DocumentReference` whose attachment is the
   dashboard URL of that PDF (a care-team login with the report right opens it).
 
 Codes with no honest standard equivalent are in code systems under the deployment's URL
-(`<CLARA_SITE_URL>/fhir/CodeSystem/...`, served there: codes.py); FHIR's own value sets are used for
-Observation and Flag categories, data-absent reasons and the UCUM unit, and LOINC 34133-9
-("Summary of episode note") types the report. Resource ids are stable (UUID v5 of what each is),
-so exporting the same period again gives the same ids and a receiver can update in place.
+(`<CLARA_SITE_URL>/fhir/CodeSystem/...`, served there: codes.py); FHIR's own value sets are used
+for Observation and Flag categories, data-absent reasons and the UCUM unit, and LOINC 34133-9
+("Summary of episode note") types the report. Resource ids are stable (UUID v5 of what each is), so
+exporting the same period again gives the same ids and a receiver can update in place.
 """
 
 from __future__ import annotations

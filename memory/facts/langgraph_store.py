@@ -10,19 +10,19 @@ indexed fields (or the whole value as JSON). Writes replace the value and keep t
 as history, as every write to Clara's store does.
 
 Namespaces. Clara's namespaces have at least two labels: a root and an owner, whose pair (the
-scope) is the unit of locking, versioning and search caching. Every LangGraph namespace belongs
-to the store's organisation (`ClaraStore(organisation="<slug>")`, the default organisation's
-when not given: the one place it comes from; a named one that does not exist is an
-`UnknownOrganisation` error unless `create_organisation=True`) and is stored, as every organisation's own
-namespace is, under `("org", "<organisation id>", ...)` (memory/facts/tenancy.py): two
-organisations never meet, and a one-label namespace such as `("notes",)` is still two labels
-deep when stored. Reads translate back: get, search and list_namespaces return `("notes",)`,
-and other organisations' namespaces are never shown. A person's namespace,
-`("memories", "<person id>", ...)`, stays as it is, so an agent can read and write the memories
-of one of its organisation's people. The third label of a `("memories", <id>, <kind>)`
-namespace sets the memory type when it names one (`memory_type_of`), else `other`. A label Clara would refuse (one that starts or ends with
-whitespace, say `"alice\\n"`) is stored percent-quoted behind a leading period and read back
-as it was.
+scope) is the unit of locking, versioning and search caching. Every LangGraph namespace belongs to
+the store's organisation (`ClaraStore(organisation="<slug>")`, the default organisation's when not
+given: the one place it comes from; a named one that does not exist is an `UnknownOrganisation`
+error unless `create_organisation=True`) and is stored, as every organisation's own namespace is,
+under `("org", "<organisation id>", ...)` (memory/facts/tenancy.py): two organisations never meet,
+and a one-label namespace such as `("notes",)` is still two labels deep when stored. Reads
+translate back: get, search and list_namespaces return `("notes",)`, and other organisations'
+namespaces are never shown. A person's namespace, `("memories", "<person id>", ...)`, stays as it
+is, so an agent can read and write the memories of one of its organisation's people. The third
+label of a `("memories", <id>, <kind>)` namespace sets the memory type when it names one
+(`memory_type_of`), else `other`. A label Clara would refuse (one that starts or ends with
+whitespace, say `"alice\\n"`) is stored percent-quoted behind a leading period and read back as it
+was.
 
 Search. With `index` configured, each indexed field of an item (`index["fields"]`, default the
 whole value, `"$"`) gets its own vector from `index["embed"]` (a LangChain `Embeddings`, or a

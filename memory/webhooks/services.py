@@ -3,8 +3,9 @@
 Signing follows Standard Webhooks (signing.py; docs/webhooks.md shows how to verify with the
 standard's libraries): `webhook-id` (stable across attempts), `webhook-timestamp` and
 `webhook-signature: v1,<base64>`, two signatures while a rotated secret's predecessor is still
-valid; the deprecated `X-Clara-*` headers beside them for now. A failed attempt (no answer in time, or any status outside 2xx) is tried
-again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS after the event, then marked failed.
+valid; the deprecated `X-Clara-*` headers beside them for now. A failed attempt (no answer in time,
+or any status outside 2xx) is tried again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS
+after the event, then marked failed.
 
 Where a delivery may go: only to addresses on the public internet (`ipaddress`'s `is_global`; an IPv6
 address that carries an IPv4 one, NAT64, 6to4, SIIT, IPv4-compatible or -mapped, by the IPv4 inside;
