@@ -84,6 +84,8 @@ api.add_router("/", "memory.companion.api_tools.router")
 api.add_router("/", "memory.webhooks.api.router")
 api.add_router("/", "memory.companion.api_turns.router")
 api.add_router("/", "memory.companion.api_checkins.router")
+# The FHIR export reads the clinician report's figures, which live in the dashboard.
+api.add_router("/", "dashboard.fhir.api.router")
 
 
 @api.exception_handler(DomainError)

@@ -544,6 +544,15 @@ CLARA_FACT_USE_FLUSH_SECONDS = env_int("CLARA_FACT_USE_FLUSH_SECONDS", 5)
 CLARA_WEBHOOK_TIMEOUT_SECONDS = env_int("CLARA_WEBHOOK_TIMEOUT_SECONDS", 10)
 CLARA_WEBHOOK_RETRY_BASE_SECONDS = env_int("CLARA_WEBHOOK_RETRY_BASE_SECONDS", 30)
 CLARA_WEBHOOK_RETRY_HOURS = env_int("CLARA_WEBHOOK_RETRY_HOURS", 24)
+# Rotating a webhook's secret (POST /api/v1/webhooks/{id}/rotate-secret) keeps the previous one
+# signing beside the new one (two `v1,` signatures in `webhook-signature`) for this many hours,
+# so the receiver can switch to the new secret without missing a delivery.
+CLARA_WEBHOOK_SECRET_ROTATION_HOURS = env_int("CLARA_WEBHOOK_SECRET_ROTATION_HOURS", 24)
+# Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The
+# headers Clara sent before (X-Clara-Delivery, -Event, -Timestamp, -Signature) are deprecated
+# since 2026-11-29 and still sent beside them until 2027-05-31 (docs/webhooks.md); after that
+# date the default turns off and they are removed in the release after. 0 stops them now.
+CLARA_WEBHOOK_LEGACY_HEADERS = env_bool("CLARA_WEBHOOK_LEGACY_HEADERS", True)
 # Webhooks go to public receivers only: an address that is private, loopback, link-local (the
 # cloud's metadata service), shared or reserved is refused when the webhook is registered and
 # again when each delivery connects (memory/webhooks/services.py), unless it lies in one of

@@ -31,40 +31,68 @@ class Period:
         return (self.end - self.start).days + 1
 
 
-def _bounds(person: Person, period: Period) -> tuple[datetime, datetime]:
+def bounds(person: Person, period: Period) -> tuple[datetime, datetime]:
     zone = person_zone(person)
     start = datetime.combine(period.start, time.min, tzinfo=zone)
     end = datetime.combine(period.end + timedelta(days=1), time.min, tzinfo=zone)
     return start, end
 
 
-def report_context(*, person: Person, period: Period, now: datetime) -> dict:
-    start, end = _bounds(person, period)
-    zone = person_zone(person)
-    name = delivery.first_name(person)
-    weeks = [
+def period_weeks(*, person: Person, period: Period, now: datetime) -> list[selectors.Week]:
+    """The weeks (Monday to Sunday, the person's time) that overlap the period, each with its
+    average distress and conversations: the report's mood table and the FHIR export's weekly
+    Observations (dashboard/fhir), so both give the same figures."""
+    _, end = bounds(person, period)
+    return [
         w
         for w in selectors.weekly_distress(
             person=person, now=min(end, now), weeks=math.ceil(period.days / 7) + 1
         )
         if w.start + timedelta(days=6) >= period.start and w.start <= period.end
     ]
+
+
+def repeated_questions(*, person: Person, period: Period) -> list[tuple[str, int]]:
+    """(question type, times asked again) in the period, most first: the report's questions
+    table and the FHIR export's repetition Observation."""
+    start, end = bounds(person, period)
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id, timestamp__gte=start, timestamp__lt=end, repeat_count__gt=0
+        )
+        .values("question_type")
+        .annotate(n=Count("id"))
+        .order_by("-n", "question_type")
+    )
+    return [(row["question_type"], row["n"]) for row in rows]
+
+
+def period_alerts(*, person: Person, period: Period) -> list[Alert]:
+    """The person's alerts raised in the period, oldest first (the report's and the FHIR
+    export's)."""
+    start, end = bounds(person, period)
+    return list(
+        Alert.objects.filter(person_id=person.id, created_at__gte=start, created_at__lt=end)
+        .select_related("resolved_by")
+        .order_by("created_at")
+    )
+
+
+def report_context(*, person: Person, period: Period, now: datetime) -> dict:
+    start, end = bounds(person, period)
+    zone = person_zone(person)
+    name = delivery.first_name(person)
     mood = [
         {
             "start": w.start,
             "upset": words.upset_score(w.average),
             "conversations": w.conversations,
         }
-        for w in weeks
+        for w in period_weeks(person=person, period=period, now=now)
     ]
     questions = [
-        {"kind": words.question_label(row["question_type"]), "times": row["n"]}
-        for row in RepetitionRecord.objects.filter(
-            person_id=person.id, timestamp__gte=start, timestamp__lt=end, repeat_count__gt=0
-        )
-        .values("question_type")
-        .annotate(n=Count("id"))
-        .order_by("-n")
+        {"kind": words.question_label(kind), "times": n}
+        for kind, n in repeated_questions(person=person, period=period)
     ]
     said_at = ChatMessage.objects.filter(
         person_id=person.id, role=ChatMessage.Role.USER, timestamp__gte=start, timestamp__lt=end
@@ -76,11 +104,7 @@ def report_context(*, person: Person, period: Period, now: datetime) -> dict:
     ]
     nights = {(t - timedelta(hours=NIGHT_END)).date() for t in night}
     kinds, stories, covered = selectors.what_calms(person=person, now=min(end, now))
-    alerts = list(
-        Alert.objects.filter(person_id=person.id, created_at__gte=start, created_at__lt=end)
-        .select_related("resolved_by")
-        .order_by("created_at")
-    )
+    alerts = period_alerts(person=person, period=period)
     steps = delivery.timeline(alert_ids=[a.id for a in alerts])
     return {
         "name": name,

@@ -591,6 +591,7 @@ class AccessAction(models.TextChoices):
     READ_PERSON_MEMORIES = "read_person_memories", "read what is remembered about a person"
     EXPORT_JSON = "export_json", "exported everything about a person (JSON)"
     EXPORT_CSV = "export_csv", "exported a person's memories (CSV)"
+    EXPORT_FHIR = "export_fhir", "exported a person's care record (FHIR)"
     TOOL_CALL = "tool_call", "called an agent tool"
     FORGET = "forget", "forgot memories"
     ERASE = "erase", "erased a person"

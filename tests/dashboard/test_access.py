@@ -98,6 +98,7 @@ PUBLIC_OR_OWN = {
     "password_reset_done",
     "password_reset_confirm",
     "password_reset_complete",
+    "fhir_code_system",  # codes about no one: tests/dashboard/test_fhir.py
     # A login's own second factor (test_own_second_factor_pages_need_the_second_factor below;
     # tests/dashboard/test_two_factor.py for what they do).
     "two_factor_manage",
