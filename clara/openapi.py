@@ -47,6 +47,8 @@ OPERATION_IDS = {
     "memory.webhooks.api.create_webhook": "create_webhook",
     "memory.webhooks.api.list_webhooks": "list_webhooks",
     "memory.webhooks.api.delete_webhook": "delete_webhook",
+    "memory.webhooks.api.rotate_webhook_secret": "rotate_webhook_secret",
+    "dashboard.fhir.api.person_fhir": "export_person_fhir",
 }
 
 

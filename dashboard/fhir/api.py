@@ -20,7 +20,7 @@ from memory.core.errors import Invalid
 from memory.core.person import person_zone
 from memory.core.schemas import ERRORS, ErrorOut
 
-router = Router(tags=["memories"])
+router = Router(tags=["privacy"])
 
 DEFAULT_DAYS = 30
 
@@ -36,7 +36,6 @@ class PeriodQuery(Schema):
 
 @router.get(
     "/people/{person_id}/fhir",
-    operation_id="person_fhir",
     response={200: dict[str, Any], 403: ErrorOut, **ERRORS},
 )
 def person_fhir(request, person_id: UUID, period: Query[PeriodQuery]):

@@ -83,7 +83,6 @@ def delete_webhook(request, webhook_id: UUID):
 
 @router.post(
     "/webhooks/{webhook_id}/rotate-secret",
-    operation_id="rotate_webhook_secret",
     response={200: WebhookSecretOut, 403: ErrorOut, **ERRORS},
 )
 def rotate_webhook_secret(request, webhook_id: UUID):

@@ -114,6 +114,8 @@ OPERATION_IDS = {
     ("post", "/api/v1/webhooks"): "create_webhook",
     ("get", "/api/v1/webhooks"): "list_webhooks",
     ("delete", "/api/v1/webhooks/{webhook_id}"): "delete_webhook",
+    ("post", "/api/v1/webhooks/{webhook_id}/rotate-secret"): "rotate_webhook_secret",
+    ("get", "/api/v1/people/{person_id}/fhir"): "export_person_fhir",
 }
 
 
