@@ -37,7 +37,7 @@ PHRASE = "phrase"
 MEANING = "meaning"
 
 # Per space: the probability of urgent a message (or one of its clauses) must reach.
-THRESHOLD = {examples.ENGLISH_SPACE: 0.55, examples.MULTILINGUAL_SPACE: 0.675}
+THRESHOLD = {examples.ENGLISH_SPACE: 0.55, examples.MULTILINGUAL_SPACE: 0.45}
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
 PHRASE_VETO = 0.3
 # Below this confidence that a Latin-script line is English, it is compared in both spaces.
