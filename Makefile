@@ -125,4 +125,4 @@ bench-search: install
 	$(PY) bench/search_bench.py --data $(LOCOMO)
 
 clean:
-	rm -rf .venv data staticfiles .pytest_cache
+	rm -rf .venv data staticfiles .pytest_cache clients/typescript/node_modules clients/typescript/dist
