@@ -11,7 +11,7 @@ export PORT
 DEBUG ?= 1
 export DEBUG
 
-.PHONY: install run test test-langgraph lint lint-openapi bench bench-quick bench-search clean
+.PHONY: install run test test-langgraph lint lint-openapi clients check-clients bench bench-quick bench-search clean
 
 # The virtualenv is rebuilt when the dependencies or the lock file change. uv (pinned) goes into
 # .venv/tools with the interpreter's own pip: a venv without pip is created in a blink, where
@@ -91,6 +91,25 @@ lint-openapi: install
 	npx --yes @stoplight/spectral-cli@$(SPECTRAL_VERSION) lint --ruleset .spectral.yaml \
 		--fail-severity warn $(OPENAPI_DUMP)
 
+# The generated clients (clients/README.md): the OpenAPI document as clients/openapi.json, the
+# Python package clients/python (openapi-python-client from PyPI) and the TypeScript types
+# clients/typescript/src/schema.d.ts (openapi-typescript from its package-lock.json). Run it after
+# changing the API, and commit what changed.
+clients: install
+	clients/generate.sh
+
+# CI: the checked-in clients are what `make clients` makes from today's API (regenerated into a
+# scratch folder and compared), so an API change that forgot `make clients` fails here.
+CLIENTS_CHECK := data/clients-check
+check-clients: install
+	rm -rf $(CLIENTS_CHECK)
+	clients/generate.sh $(CLIENTS_CHECK)
+	@diff -u clients/openapi.json $(CLIENTS_CHECK)/openapi.json \
+		&& diff -ru -x __pycache__ -x .ruff_cache clients/python $(CLIENTS_CHECK)/python \
+		&& diff -u clients/typescript/src/schema.d.ts $(CLIENTS_CHECK)/schema.d.ts \
+		|| { echo "The checked-in clients do not match the API: run make clients and commit." >&2; exit 1; }
+	rm -rf $(CLIENTS_CHECK)
+
 bench: install
 	$(PY) bench/memory_bench.py
 
@@ -106,4 +125,4 @@ bench-search: install
 	$(PY) bench/search_bench.py --data $(LOCOMO)
 
 clean:
-	rm -rf .venv data staticfiles .pytest_cache
+	rm -rf .venv data staticfiles .pytest_cache clients/typescript/node_modules clients/typescript/dist
