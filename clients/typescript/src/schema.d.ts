@@ -461,6 +461,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate Webhook Secret
+         * @description Give a webhook a new secret; the previous one keeps signing beside it for
+         *     CLARA_WEBHOOK_SECRET_ROTATION_HOURS (24 by default). Another organisation's id: 404.
+         */
+        post: operations["rotate_webhook_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/sessions/{session_id}/turns": {
         parameters: {
             query?: never;
@@ -622,6 +643,29 @@ export interface paths {
          * @description Set check-in times and night hours, or switch check-ins off. 422 names a bad field.
          */
         put: operations["put_check_in_settings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/{person_id}/fhir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Person Fhir
+         * @description The person over a period as a FHIR R4 Bundle (type collection): the Patient (id and
+         *     names only), weekly upset and conversation counts and the questions asked again as
+         *     Observations, active alerts as Flags, alert e-mails and responses as Communications, the
+         *     clinician report as a DocumentReference. No message text. Audited.
+         */
+        get: operations["export_person_fhir"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1219,7 +1263,7 @@ export interface components {
             id: string;
             /**
              * Secret
-             * @description Signs every delivery (X-Clara-Signature); shown only now.
+             * @description Signs every delivery (Standard Webhooks: whsec_ + base64); shown only now.
              */
             secret: string;
         };
@@ -1262,6 +1306,25 @@ export interface components {
         WebhooksOut: {
             /** Webhooks */
             webhooks: components["schemas"]["WebhookOut"][];
+        };
+        /** WebhookSecretOut */
+        WebhookSecretOut: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Secret
+             * @description The new signing secret (whsec_ + base64); shown only now.
+             */
+            secret: string;
+            /**
+             * Previous Secret Expires At
+             * Format: date-time
+             * @description Until then the previous secret signs too (a second v1 signature).
+             */
+            previous_secret_expires_at: string;
         };
         /** TurnOut */
         TurnOut: {
@@ -4150,6 +4213,115 @@ export interface operations {
             };
         };
     };
+    rotate_webhook_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretOut"];
+                };
+            };
+            /** @description Malformed request framing (a Content-Length that is not a number). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No usable API key. `code` says why: missing_api_key, unsupported_auth_scheme (another scheme, or an X-API-Key header), malformed_api_key, unknown_api_key, revoked_api_key, expired_api_key. */
+            401: {
+                headers: {
+                    /** @description RFC 6750: `Bearer realm="clara"`, with `error="invalid_token"` when a key was given but is not good. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs (`insufficient_scope`; `field` names the scope). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not found, or not this organisation's (answered alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflicts with what is stored (`field` names what). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is over the server's limit (`too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `field` names the first problem, `errors` lists each. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests for this API key (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The memory store is busy or unavailable; retry (`unavailable`). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     submit_turn_message: {
         parameters: {
             query?: never;
@@ -5080,6 +5252,122 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CheckInSettingsOut"];
+                };
+            };
+            /** @description Malformed request framing (a Content-Length that is not a number). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description No usable API key. `code` says why: missing_api_key, unsupported_auth_scheme (another scheme, or an X-API-Key header), malformed_api_key, unknown_api_key, revoked_api_key, expired_api_key. */
+            401: {
+                headers: {
+                    /** @description RFC 6750: `Bearer realm="clara"`, with `error="invalid_token"` when a key was given but is not good. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs (`insufficient_scope`; `field` names the scope). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not found, or not this organisation's (answered alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflicts with what is stored (`field` names what). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The body is over the server's limit (`too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Invalid input: `field` names the first problem, `errors` lists each. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too many requests for this API key (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The memory store is busy or unavailable; retry (`unavailable`). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_person_fhir: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD, the person's time). */
+                from?: string | null;
+                /** @description Last day, included (default: today; from: 30 days before). */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                person_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Malformed request framing (a Content-Length that is not a number). */

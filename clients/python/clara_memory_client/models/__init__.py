@@ -20,6 +20,7 @@ from .error_out_code import ErrorOutCode
 from .exchange_in import ExchangeIn
 from .exchange_out import ExchangeOut
 from .exchange_pending_out import ExchangePendingOut
+from .export_person_fhir_response import ExportPersonFhirResponse
 from .export_person_format import ExportPersonFormat
 from .forget_in import ForgetIn
 from .forget_in_type_type_0 import ForgetInTypeType0
@@ -80,6 +81,7 @@ from .webhook_created_out import WebhookCreatedOut
 from .webhook_event import WebhookEvent
 from .webhook_in import WebhookIn
 from .webhook_out import WebhookOut
+from .webhook_secret_out import WebhookSecretOut
 from .webhooks_out import WebhooksOut
 from .window_message_out import WindowMessageOut
 
@@ -104,6 +106,7 @@ __all__ = (
     "ExchangeIn",
     "ExchangeOut",
     "ExchangePendingOut",
+    "ExportPersonFhirResponse",
     "ExportPersonFormat",
     "ForgetIn",
     "ForgetInTypeType0",
@@ -164,6 +167,7 @@ __all__ = (
     "WebhookEvent",
     "WebhookIn",
     "WebhookOut",
+    "WebhookSecretOut",
     "WebhooksOut",
     "WindowMessageOut",
 )

@@ -15,7 +15,7 @@ class WebhookCreatedOut:
     """
     Attributes:
         id (UUID):
-        secret (str): Signs every delivery (X-Clara-Signature); shown only now.
+        secret (str): Signs every delivery (Standard Webhooks: whsec_ + base64); shown only now.
     """
 
     id: UUID
