@@ -176,6 +176,7 @@ def step(
     level: int = 0,
     via: str = "",
     note: str = "",
+    for_family: bool = False,
     at=None,
 ) -> AlertStep:
     """One line of the alert's timeline, naming people by their names (never their login)."""
@@ -187,6 +188,7 @@ def step(
         level=level,
         via=via,
         note=note,
+        for_family=for_family,
         at=at or timezone.now(),
     )
 
@@ -410,9 +412,14 @@ def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
     return True
 
 
-def note_add(*, alert: Alert, user, text: str, now: datetime | None = None) -> AlertStep:
-    """A handover note on an alert ("called her daughter, she is fine")."""
-    return step(alert, AlertStep.Kind.NOTE, user=user, note=text.strip(), at=now)
+def note_add(
+    *, alert: Alert, user, text: str, for_family: bool = False, now: datetime | None = None
+) -> AlertStep:
+    """A handover note on an alert ("called her daughter, she is fine"); for the care staff and
+    team admins unless `for_family`."""
+    return step(
+        alert, AlertStep.Kind.NOTE, user=user, note=text.strip(), for_family=for_family, at=now
+    )
 
 
 def timeline(*, alert_ids: list[int]) -> dict[int, list[AlertStep]]:

@@ -43,7 +43,7 @@ def test_a_note_is_added_without_reloading_the_page_and_says_who_and_when(person
     assert content.lstrip().startswith('<section class="panel" id="notes"')  # the panel only
     assert STAFF_NOTE in content
     assert "<strong>sam</strong>, today at" in content
-    assert "care staff only" in content
+    assert 'badge seen-by">Seen by: staff of Peggy&#x27;s care team</span>' in content
     assert 'data-announce-now="Note added."' in content
     note = CaregiverNote.objects.get()
     assert (note.author_name, note.visibility, note.person_id) == ("sam", "staff", person.id)
