@@ -796,6 +796,46 @@ def repetition_this_week(*, person: Person, now: datetime) -> WeekBand:
     )
 
 
+@dataclass
+class QuestionsAsked:
+    """The questions of a stretch of time by kind, counted as the repetition panel counts them."""
+
+    conversations: int
+    questions: list[WeekQuestion]
+
+
+def questions_between(*, person: Person, start: datetime, end: datetime) -> QuestionsAsked:
+    """Each kind of question asked in [start, end) (every asking, "other" left out), in how many
+    conversations, of how many: the same counts as repetition_this_week's, for any period (the
+    clinician report; tests/dashboard/test_clinician_report.py compares the two). Two queries."""
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id, timestamp__gte=start, timestamp__lt=end
+        )
+        .exclude(question_type=QuestionType.GENERAL)
+        .values("question_type")
+        .annotate(asked=Count("id"), conversations=Count("session_id", distinct=True))
+        .order_by()
+    )  # idx_repetition_user_type
+    questions = sorted(
+        (
+            WeekQuestion(
+                question_type=row["question_type"],
+                asked=row["asked"],
+                conversations=row["conversations"],
+                last_week_asked=0,
+                last_week_conversations=0,
+            )
+            for row in rows
+        ),
+        key=lambda q: (-q.asked, q.question_type),
+    )
+    conversations = Session.objects.filter(
+        person_id=person.id, created_at__gte=start, created_at__lt=end, message_count__gt=0
+    ).count()  # idx_sessions_person_created
+    return QuestionsAsked(conversations=conversations, questions=questions)
+
+
 # --- What calms them --------------------------------------------------------------------------
 
 
