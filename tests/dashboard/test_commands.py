@@ -39,6 +39,16 @@ def test_demo_is_admin_of_everyone_and_family_may_not_read_conversations(person,
     assert authenticate(request, username="demo", password="pw-for-the-demo") is not None
 
 
+def test_demo_logins_have_people_s_names(person):
+    """Pages name people, never logins: the demo's logins have full names."""
+    from django.contrib.auth import get_user_model
+
+    run("--force", "--password", "pw-for-the-demo")
+    users = get_user_model().objects.filter(username__in=["demo", "family", "orgadmin"])
+    names = {u.username: u.get_full_name() for u in users}
+    assert names == {"demo": "Sam Taylor", "family": "Claire Morgan", "orgadmin": "Priya Shah"}
+
+
 def test_running_it_again_resets_the_password_and_adds_nothing(person):
     run("--force", "--password", "first-password")
     output = run("--force")
