@@ -1223,7 +1223,9 @@ class AuditRow:
 def _dashboard_row(event: AuditEvent) -> AuditRow:
     return AuditRow(
         at=event.at,
-        who=event.username,
+        # The login's name (full name, else the login); the login name kept on the row when
+        # the login is gone.
+        who=words.caregiver_name(event.user) if event.user_id else event.username,
         channel=CHANNEL_WORDS["dashboard"],
         person=event.person,
         what=event.get_action_display(),
@@ -1240,12 +1242,13 @@ def _dashboard_outcome(event: AuditEvent) -> str:
     return AccessOutcome.REFUSED.label
 
 
-def _access_row(event: AccessEvent) -> AuditRow:
+def _access_row(event: AccessEvent, names: dict[str, str] | None = None) -> AuditRow:
     who = event.actor
     if who.startswith("key:"):
         who = f"API key {who.removeprefix('key:')}"
     elif who.startswith("user:"):
-        who = f"operator {who.removeprefix('user:')}"
+        login = who.removeprefix("user:")
+        who = f"operator {(names or {}).get(login) or login}"
     return AuditRow(
         at=event.at,
         who=who,
@@ -1255,6 +1258,15 @@ def _access_row(event: AccessEvent) -> AuditRow:
         object_id=event.object_id,
         outcome=event.get_outcome_display(),
     )
+
+
+def _operator_names(events: list[AccessEvent]) -> dict[str, str]:
+    """Operators' names by login, for the audit's rows of admin reads (one query)."""
+    logins = {e.actor.removeprefix("user:") for e in events if e.actor.startswith("user:")}
+    if not logins:
+        return {}
+    users = get_user_model().objects.filter(username__in=logins)
+    return {user.get_username(): words.caregiver_name(user) for user in users}
 
 
 def organisation_audit(
@@ -1269,7 +1281,7 @@ def organisation_audit(
     wanted = page * per_page + 1
     dashboard_rows = (
         AuditEvent.objects.filter(organisation_id=organisation.pk)
-        .select_related("person")
+        .select_related("person", "user")
         .order_by("-at", "-id")[:wanted]
     )
     access_rows = (
@@ -1277,9 +1289,11 @@ def organisation_audit(
         .select_related("person")
         .order_by("-at", "-id")[:wanted]
     )
+    access_rows = list(access_rows)
+    names = _operator_names(access_rows)
     merged = heapq.merge(
         (_dashboard_row(e) for e in dashboard_rows),
-        (_access_row(e) for e in access_rows),
+        (_access_row(e, names) for e in access_rows),
         key=lambda row: row.at,
         reverse=True,
     )
