@@ -422,9 +422,18 @@ def note_add(
     )
 
 
+# Steps whose `who` names a rung of the ladder ("the team's admins: Ann Lee, Raj Patel"), not
+# their one login: kept as written.
+_NAMES_A_RUNG = {AlertStep.Kind.ESCALATED}
+
+
 def timeline(*, alert_ids: list[int]) -> dict[int, list[AlertStep]]:
-    """The steps of these alerts, oldest first, by alert."""
+    """The steps of these alerts, oldest first, by alert; a login that still exists is named as
+    it is named now (a step written before it had a name said its login)."""
     steps: dict[int, list[AlertStep]] = {alert_id: [] for alert_id in alert_ids}
-    for row in AlertStep.objects.filter(alert_id__in=alert_ids).order_by("at", "id"):
+    rows = AlertStep.objects.filter(alert_id__in=alert_ids).select_related("user")
+    for row in rows.order_by("at", "id"):
+        if row.user_id and row.kind not in _NAMES_A_RUNG:
+            row.who = words.caregiver_name(row.user)
         steps[row.alert_id].append(row)
     return steps

@@ -82,18 +82,20 @@ def notes_for(*, person: Person, membership: CareTeamMembership) -> list[NoteRow
     rows = [
         NoteRow(
             at=note.created_at,
-            who=note.author_name,
+            # The writer as named now (a note written before the login had a name kept its login).
+            who=_author_name(note.author) if note.author_id else note.author_name,
             text=note.text,
             kind="note",
             visibility=note.visibility,
             note_id=note.id,
         )
-        for note in notes.order_by("-created_at")[:NOTES_SHOWN]  # idx_caregiver_notes_person
+        for note in notes.select_related("author").order_by("-created_at")[:NOTES_SHOWN]
+        # idx_caregiver_notes_person
     ]
     rows += [
         NoteRow(
             at=step["at"],
-            who=step["who"],
+            who=_step_author(step),
             text=step["note"],
             kind="handover",
             visibility=NoteVisibility.TEAM if step["for_family"] else NoteVisibility.STAFF,
@@ -113,8 +115,23 @@ def _handover_steps(person_id: uuid.UUID, *, family: bool = False):
     if family:
         steps = steps.filter(for_family=True)
     return steps.order_by("-at").values(
-        "alert_id", "at", "who", "note", "for_family", "alert__kind", "alert__detail"
+        "alert_id",
+        "at",
+        "who",
+        "note",
+        "for_family",
+        "alert__kind",
+        "alert__detail",
+        "user__username",
+        "user__first_name",
+        "user__last_name",
     )
+
+
+def _step_author(step: dict) -> str:
+    """A handover note's writer as named now, else as named when it was written."""
+    full = f"{step['user__first_name'] or ''} {step['user__last_name'] or ''}".strip()
+    return (full or step["user__username"] or step["who"])[:150]
 
 
 def timeline_for(
