@@ -84,7 +84,9 @@ def test_the_weekly_summary_is_switched_on_and_off_and_audited(person, bob):
     response = client.post(url, {"weekly_digest": "on"}, headers=HX)
     assert response.status_code == 200
     assert "Stop the weekly summary" in response.content.decode()
-    assert AlertRouting.objects.get(membership__user=bob).weekly_digest is True
+    routing = AlertRouting.objects.get(membership__user=bob)
+    # Only the summary changed: in a care home family still hear of no alert until they choose.
+    assert (routing.weekly_digest, routing.receives) == (True, "none")
     assert "Stop the weekly summary" in _page(client, person)
     response = client.post(url, {"weekly_digest": "off"})
     assert response.status_code == 302

@@ -154,6 +154,13 @@ def test_sixty_character_names_wrap_on_a_phone(browser, live_server, mother, sho
             settled(page, path)
             checked[(username, path)] = page.evaluate("document.documentElement.scrollWidth")
             _fits_the_phone(page)
+        if username == "sam":
+            # The writer of a handover note sees who will read it, as they choose.
+            form = page.locator("form.alert-note").first
+            hint = form.locator(".seen-by")
+            assert hint.inner_text().endswith("care team")
+            form.locator("input[name=for_family]").check()
+            assert hint.inner_text().endswith("care team and family")
         assert page.errors == []
         page.context.close()
     assert all(width <= PHONE["width"] for width in checked.values()), checked
