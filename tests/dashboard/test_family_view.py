@@ -12,6 +12,7 @@ from django.utils import timezone
 from dashboard.alerting import delivery
 from dashboard.alerting.models import AlertRouting, AlertStep
 from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from dashboard.notes import services as notes
 from tests.dashboard.conftest import client_for, converse, login
 
 pytestmark = pytest.mark.django_db
@@ -19,6 +20,8 @@ pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
 STAFF_HANDOVER = "Her blood pressure was high, the GP is coming at nine"
 FAMILY_HANDOVER = "She is fine now, she enjoyed her tea in the garden"
+STAFF_NOTE = "New tablets from Monday; watch for dizziness"
+TEAM_NOTE = "Loved the photos of the allotment, bring more on Sunday"
 
 
 def _page(client, person) -> str:
@@ -138,6 +141,9 @@ def test_the_writer_marks_a_handover_note_for_family_and_sees_who_reads_it(alert
 
 def test_family_read_no_staff_handover_note_anywhere(person, alert, sam, bob):
     _handovers(alert, sam)
+    staff_membership = CareTeamMembership.objects.get(user=sam, person=person)
+    notes.note_add(person=person, membership=staff_membership, text=STAFF_NOTE, visibility="staff")
+    notes.note_add(person=person, membership=staff_membership, text=TEAM_NOTE, visibility="team")
     client = client_for(bob)
     places = {
         "page": _page(client, person),
@@ -154,6 +160,8 @@ def test_family_read_no_staff_handover_note_anywhere(person, alert, sam, bob):
     for where, content in places.items():
         assert STAFF_HANDOVER not in content, where
         assert FAMILY_HANDOVER in content, where
+        assert STAFF_NOTE not in content, where
+    assert TEAM_NOTE in places["page"] and TEAM_NOTE in places["notes panel"]
     # The exports and the clinician report, which hold every note, are not family's at all.
     for name in ("export_json", "export_csv", "clinician_report", "export_readable"):
         assert client.get(reverse(f"dashboard:{name}", args=[person.id])).status_code == 403
