@@ -119,3 +119,18 @@ def test_the_team_admin_logs_in_with_its_printed_authenticator_key(person):
     response = client.post(reverse("dashboard:two_factor"), {"token": code, "next": "/"})
     assert response.status_code == 302
     assert client.get("/").status_code == 200
+
+
+def test_a_fresh_demo_shows_no_time_zone_warning(db):
+    """What a new user sees first: the demo's people have their zone, so no yellow UTC notice
+    on the staff page or the family page."""
+    from memory.models import Person
+
+    call_command("load_demo", "--people", "1", "--days", "1", stdout=io.StringIO())
+    run("--force", "--password", "pw-for-the-demo")
+    person = Person.objects.get()
+    for username in ("demo", "family"):
+        user = CareTeamMembership.objects.get(user__username=username).user
+        page = client_for(user).get(f"/people/{person.id}/")
+        assert page.status_code == 200
+        assert 'id="zone-notice"' not in page.content.decode(), username
