@@ -203,3 +203,28 @@ def test_the_full_export_says_whom_each_handover_note_is_for(person, alert, alic
         (STAFF_HANDOVER, False),
         (FAMILY_HANDOVER, True),
     ]
+
+
+def test_coming_up_and_what_helps_are_in_family_words(person, bob):
+    from memory.models import Commitment
+
+    now = timezone.now()
+    person.caregiver_context = {
+        **person.caregiver_context,
+        "familyContacts": [{"name": "Sarah", "relation": "daughter", "usualVisitDay": "Sunday"}],
+        "knownTopics": ["the rose garden"],
+        "agreedAnswers": {"location": "You are at Rosewood House, where you live now."},
+    }
+    person.save()
+    for text, due in (
+        ("call Ann on Sunday", now + timedelta(days=2)),
+        ("tell Sarah “I want to go home”", now + timedelta(days=1)),  # quotes her: left out
+        ("see the dentist", now - timedelta(days=3)),  # past: not coming up
+    ):
+        Commitment.objects.create(person=person, kind="plan", text=text, due_at=due, created_at=now)
+    page = _page(client_for(bob), person)
+    assert "Peggy plans to call Ann on Sunday" in page
+    assert "I want to go home" not in page and "dentist" not in page
+    assert "Sarah (daughter) usually visits on Sunday." in page
+    assert "When Peggy asks where she is: “You are at Rosewood House" in page
+    assert "Peggy enjoys talking about the rose garden." in page
