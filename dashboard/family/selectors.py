@@ -16,8 +16,8 @@ from memory.core.person import CaregiverContext, person_zone
 from memory.facts import commitments
 from memory.models import Alert, Person, QuestionType
 
-# How far apart two stretches' average distress must be (0–1) before the page says "calmer" or
-# "more unsettled" than the week before: about one step of words.UPSET_LEVELS' half.
+# How far apart two stretches' average distress (0–1) must be before the page says "calmer" or
+# "more unsettled" than the week before: under half a band of words.UPSET_LEVELS (0.2 wide).
 CHANGE_AT = 0.08
 ALERT_DAYS = 14
 COMING_UP_SHOWN = 5

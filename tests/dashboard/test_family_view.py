@@ -228,3 +228,11 @@ def test_coming_up_and_what_helps_are_in_family_words(person, bob):
     assert "Sarah (daughter) usually visits on Sunday." in page
     assert "When Peggy asks where she is: “You are at Rosewood House" in page
     assert "Peggy enjoys talking about the rose garden." in page
+
+
+def test_how_she_has_been_compares_the_week_in_words(person, bob):
+    # The week before: calm. This week (the fixture): unsettled.
+    converse(person, timezone.now() - timedelta(days=10), [("Lovely morning", 0.1, "calm")])
+    page = _page(client_for(bob), person)
+    assert "In the last 7 days Peggy has mostly been unsettled, over 2 conversations" in page
+    assert "more unsettled than the week before" in page
