@@ -8,6 +8,7 @@ from dashboard.accounts import views as accounts
 from dashboard.alerting import noise as alerting_noise
 from dashboard.alerting import organisation as alerting_organisation
 from dashboard.alerting import views as alerting_views
+from dashboard.family import views as family_views
 from dashboard.fhir import views as fhir_views
 from dashboard.notes import views as notes_views
 
@@ -59,6 +60,7 @@ urlpatterns = [
         name="organisation_on_call",
     ),
     path(person, views.person, name="person"),
+    path(f"{person}weekly-summary/", family_views.digest, name="family_digest"),
     path(f"{person}emotions/", views.person_emotions, name="person_emotions"),
     path(f"{person}patterns/", views.person_patterns, name="person_patterns"),
     path(f"{person}questions/", views.person_repetition, name="person_repetition"),

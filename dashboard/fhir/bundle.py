@@ -160,7 +160,8 @@ def _week_observations(export: Export) -> list[dict[str, Any]]:
 
 
 def _questions_observation(export: Export, start: datetime, end: datetime) -> dict[str, Any]:
-    counts = report.repeated_questions(person=export.person, period=export.period)
+    asked = report.questions_asked(person=export.person, period=export.period)
+    counts = [(q.question_type, q.asked) for q in asked.questions]
     return {
         "resourceType": "Observation",
         "id": _id(export.person, "repeated-questions", export.period.start, export.period.end),
