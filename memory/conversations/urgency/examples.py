@@ -152,15 +152,41 @@ def digest() -> str:
     return hasher.hexdigest()[:32]
 
 
+def _previous_vectors() -> dict[str, dict[str, np.ndarray]]:
+    """The shipped bank's vectors by example text, per space, when it was computed with today's
+    models (so adding examples embeds only the new ones)."""
+    if not BANK.exists():
+        return {}
+    data = np.load(BANK)
+    if "models" not in data or str(data["models"]) != _models_identity():
+        return {}
+    return {
+        space: dict(zip((str(t) for t in data[f"{space}_texts"]), data[f"{space}_vectors"]))
+        for space in SPACES
+        if f"{space}_texts" in data
+    }
+
+
 def compute() -> dict[str, np.ndarray]:
-    """Every example's vectors in both spaces, with the digest they were computed for."""
+    """Every example's vectors in both spaces, with the digest they were computed for (vectors
+    of unchanged examples taken from the bank when the models are the same)."""
     all_examples = examples()
-    arrays: dict[str, np.ndarray] = {"digest": np.array(digest())}
+    previous = _previous_vectors()
+    arrays: dict[str, np.ndarray] = {
+        "digest": np.array(digest()),
+        "models": np.array(_models_identity()),
+    }
     for space in SPACES:
         index = in_space(space)
         texts = [all_examples[i].text for i in index]
+        known = previous.get(space, {})
+        todo = [text for text in dict.fromkeys(texts) if text not in known]
+        fresh = dict(zip(todo, embed(space, todo).astype(np.float16))) if todo else {}
         arrays[f"{space}_index"] = np.asarray(index, dtype=np.int32)
-        arrays[f"{space}_vectors"] = embed(space, texts).astype(np.float16)
+        arrays[f"{space}_texts"] = np.asarray(texts, dtype=str)
+        arrays[f"{space}_vectors"] = np.asarray(
+            [known[t] if t in known else fresh[t] for t in texts], dtype=np.float16
+        ).reshape(len(texts), DIM)
     return arrays
 
 

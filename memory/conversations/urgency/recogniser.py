@@ -18,7 +18,7 @@ The verdict reads the text alone (no history, no emotion reading), so the same m
 gets the same verdict; it is kept per process (`VERDICT_CACHE`), so the exchange write that
 follows a turn's /context pays nothing more for the message /context read.
 
-`THRESHOLD` per space and `PHRASE_VETO` were chosen on the tuning half of the evaluation set
+`THRESHOLD` per space and reason and `PHRASE_VETO` were chosen on the tuning half of the evaluation set
 (bench/urgent_eval.py --fit) and are reported on the other half.
 """
 
@@ -30,16 +30,39 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.conversations.urgency import examples, heads, language, phrases
+from memory.conversations.urgency import examples, heads, language, phrases, reasons
 from memory.conversations.urgency.text import clauses, normalise
 
 PHRASE = "phrase"
 MEANING = "meaning"
 
-# Per space: the probability of urgent a message (or one of its clauses) must reach.
-THRESHOLD = {examples.ENGLISH_SPACE: 0.55, examples.MULTILINGUAL_SPACE: 0.45}
+# Per space and reason: the probability of urgent a message (or one of its clauses) must reach
+# when that reason is its likeliest. Reasons differ in how much calm talk resembles them ("I need
+# to go home" and wanting to leave; "I fell asleep" and a fall).
+THRESHOLD = {
+    examples.ENGLISH_SPACE: {
+        "fall": 0.5,
+        "pain": 0.35,
+        "self_harm": 0.65,
+        "wants_to_leave": 0.85,
+        "asks_for_help": 0.8,
+        "severe_distress": 0.8,
+        "danger_at_home": 0.625,
+    },
+    examples.MULTILINGUAL_SPACE: {
+        "fall": 0.3,
+        "pain": 0.5,
+        "self_harm": 0.65,
+        "wants_to_leave": 0.45,
+        "asks_for_help": 0.7,
+        "severe_distress": 0.45,
+        "danger_at_home": 0.55,
+    },
+}
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
 PHRASE_VETO = 0.3
+# Characters about an explicit phrase read again when a long message reads calm as a whole.
+PHRASE_WINDOW = 160
 # Below this confidence that a Latin-script line is English, it is compared in both spaces.
 ENGLISH_SURE = 0.5
 VERDICT_CACHE = 2048
@@ -82,7 +105,11 @@ class Meaning:
 
     @property
     def urgent(self) -> bool:
-        return self.reading.urgent >= THRESHOLD[self.reading.space]
+        return self.reading.urgent >= self.threshold
+
+    @property
+    def threshold(self) -> float:
+        return THRESHOLD[self.reading.space][self.reading.reason]
 
 
 def _vectors(space: str, texts: list[str], message: str) -> np.ndarray:
@@ -112,7 +139,7 @@ def _most_urgent(found: list[Meaning]) -> Meaning | None:
     passing = [meaning for meaning in found if meaning.urgent]
     return max(
         passing,
-        key=lambda m: m.reading.urgent - THRESHOLD[m.reading.space],
+        key=lambda m: m.reading.urgent - m.threshold,
         default=None,
     )
 
@@ -162,6 +189,12 @@ def recognise(message: str) -> Verdict:
     hit = _phrase(text, said)
     if hit is not None:
         probability = max(meaning.reading.urgent for meaning in found)
+        if probability < PHRASE_VETO and len(text) > PHRASE_WINDOW:
+            # In a long message the whole may read calm around a phrase that is not: read the
+            # words about the phrase too.
+            around = text[max(hit.start - PHRASE_WINDOW // 2, 0) : hit.end + PHRASE_WINDOW // 2]
+            near = meaning_in(around, spaces_for(said, around))
+            probability = max([probability, *(m.reading.urgent for m in near)])
         stands = urgent is not None if hit.distanced else probability >= PHRASE_VETO
         if stands:
             return Verdict(
