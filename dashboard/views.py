@@ -20,7 +20,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, conversation_search, minimum, params, selectors, services, words
+from dashboard import (
+    charts,
+    conversation_search,
+    minimum,
+    params,
+    people_filter,
+    selectors,
+    services,
+    words,
+)
 from dashboard.access import (
     MEMORY_ACTION_NEEDS,
     Access,
@@ -106,13 +115,23 @@ def people(request: HttpRequest) -> HttpResponse:
 
     A login of several organisations sees each one's people under its name.
     """
+    try:
+        wanted = people_filter.people_filter_of(request)
+    except params.BadParameter as bad:
+        return bad.response()
     now = timezone.now()
-    cards = selectors.people_for_user(user=request.user, now=now)
+    everyone = selectors.people_for_user(user=request.user, now=now)
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
-    # longest waiting first); the rest as before, most recently active first.
-    needs = shift.needs_a_person(user=request.user, now=now, people=[card.person for card in cards])
+    # longest waiting first); the rest as before, most recently active first. It covers
+    # everyone, whatever the search: an alert is never hidden by a filter.
+    needs = shift.needs_a_person(
+        user=request.user, now=now, people=[card.person for card in everyone]
+    )
     lead = shift.lead_order(needs)
-    cards.sort(key=lambda card: lead.get(card.person.id, (True, True, float("inf"))))
+    everyone.sort(key=lambda card: lead.get(card.person.id, (True, True, float("inf"))))
+    cards, hidden = people_filter.apply(
+        everyone, wanted, person=lambda card: card.person, name=lambda card: card.name
+    )
     organisations = organisations_of(request.user)
     for member in organisations:  # the organisation's admins see webhook deliveries that failed
         member.failed_webhooks = (
@@ -133,16 +152,19 @@ def people(request: HttpRequest) -> HttpResponse:
         for member in organisations
     ]
     context = {
-        "team_admin": any(card.membership.role == CareRole.ADMIN for card in cards),
+        "team_admin": any(card.membership.role == CareRole.ADMIN for card in everyone),
         "cards": cards,
+        "anyone": bool(everyone),
         "groups": groups,
         "several": len(organisations) > 1,
         "needs": needs,
+        "filter": wanted,
+        "hidden": hidden,
     }
     # One read row per organisation shown, as on the home view; the list's minute poll repeats
     # what the page load disclosed and recorded, and is not written again.
     since = poll_since(request)
-    shown = {card.person.organisation_id for card in cards}
+    shown = {card.person.organisation_id for card in everyone}
     if shown and not (
         since and recorded_since(request.user, since, action=AuditAction.VIEW_PEOPLE)
     ):
