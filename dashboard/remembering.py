@@ -164,6 +164,8 @@ def forget_about(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         audit_allowed=not posting,
     )
     source = request.POST if posting else request.GET
+    if not posting and not source.get("thing"):
+        return _section(request, access)  # nothing chosen yet: the section as it is
     people, kinds = remembered_things(access)
     chosen = next((t for t in people + kinds if t.value == source.get("thing")), None)
     if chosen is None:

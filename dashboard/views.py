@@ -147,6 +147,12 @@ def people(request: HttpRequest) -> HttpResponse:
             else []
         )
         member.staff = rights.organisation_staff(request.user, member.organisation_id)
+        # Its admins and its team admins invite (dashboard.accounts.services.Inviter).
+        member.may_invite = member.is_admin or any(
+            card.membership.role == CareRole.ADMIN
+            and card.person.organisation_id == member.organisation_id
+            for card in everyone
+        )
     groups = [
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations
