@@ -40,6 +40,7 @@ from dashboard.access import (
     may_change_rights,
     organisations_of,
     organisations_read_record,
+    part_since,
     poll_since,
     recorded_since,
 )
@@ -221,7 +222,9 @@ def person(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_EMOTIONS)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_EMOTIONS, part_since=part_since(request)
+    )
     try:
         days = int(request.GET.get("days", selectors.TIMELINE_DAYS))
     except ValueError:
@@ -245,7 +248,9 @@ def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PATTERNS)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_PATTERNS, part_since=part_since(request)
+    )
     now = timezone.now()
     name = _short_name(access)
     heatmap = selectors.distress_heatmap(person=access.person, now=now)
@@ -270,7 +275,9 @@ def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_REPETITION)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_REPETITION, part_since=part_since(request)
+    )
     now = timezone.now()
     name = _short_name(access)
     subject = words.pronoun(access.person.caregiver_context)
@@ -331,7 +338,9 @@ def _agreed_answer_of(about: CaregiverContext, question) -> str | None:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_CALMING)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_CALMING, part_since=part_since(request)
+    )
     kinds, stories, conversations = selectors.what_calms(person=access.person, now=timezone.now())
     figure = charts.calming_figure(kinds, name=_short_name(access), conversations=conversations)
     context = {
@@ -348,7 +357,9 @@ def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_sessions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_SESSIONS)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_SESSIONS, part_since=part_since(request)
+    )
     try:
         page = params.page_number(request)
     except params.BadParameter as bad:
@@ -462,7 +473,11 @@ def person_alerts(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     # The panel refreshes itself every minute (X-Clara-Poll): the read recorded when the page
     # opened the panel stands for the polls that follow it in this login.
     access = get_person_for(
-        request.user, person_id, action=AuditAction.VIEW_ALERTS, poll_since=poll_since(request)
+        request.user,
+        person_id,
+        action=AuditAction.VIEW_ALERTS,
+        poll_since=poll_since(request),
+        part_since=part_since(request),
     )
     return _render(
         request, "dashboard/person_alerts.html", access, _alerts_context(access), partial="alerts"
