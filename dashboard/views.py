@@ -21,6 +21,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
 from dashboard import (
+    audit_filter,
     charts,
     conversation_search,
     minimum,
@@ -63,7 +64,7 @@ from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import names, search, store
 from memory.insights.alerts import OUTCOMES_OFFERED
-from memory.models import Alert
+from memory.models import Alert, Person
 from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
@@ -192,12 +193,22 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
     org = get_organisation_for(request.user, slug, need=Need.ADMIN)
     try:
         page = params.page_number(request)
+        where = audit_filter.audit_filter_of(request, org.organisation)
     except params.BadParameter as bad:
         return bad.response()
-    rows, more = selectors.organisation_audit(organisation=org.organisation, page=page)
+    rows, more = selectors.organisation_audit(organisation=org.organisation, page=page, where=where)
     # Reading the audit is itself recorded (after the page's rows: this read is on the next).
     organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_AUDIT)
-    context = {"organisation": org.organisation, "rows": rows, "page": page, "more": more}
+    people = sorted(Person.objects.filter(organisation=org.organisation), key=selectors.person_name)
+    context = {
+        "organisation": org.organisation,
+        "rows": rows,
+        "page": page,
+        "more": more,
+        "filter": where,
+        "people": [(str(p.pk), selectors.person_name(p)) for p in people],
+        "kinds": audit_filter.kind_choices(),
+    }
     return render(request, "dashboard/audit.html", context)
 
 
