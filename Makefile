@@ -11,7 +11,7 @@ export PORT
 DEBUG ?= 1
 export DEBUG
 
-.PHONY: install run test test-langgraph lint bench bench-quick bench-search clean
+.PHONY: install run test test-langgraph lint lint-openapi clients check-clients bench bench-quick bench-search clean
 
 # The virtualenv is rebuilt when the dependencies or the lock file change. uv (pinned) goes into
 # .venv/tools with the interpreter's own pip: a venv without pip is created in a blink, where
@@ -47,10 +47,22 @@ run: export PYTHONUNBUFFERED = 1
 # Links in alert e-mails point at the server this serves, on its PORT (honcho hands each process
 # a PORT of its own, so the worker could not work it out itself). A CLARA_SITE_URL given wins.
 run: export CLARA_SITE_URL ?= http://127.0.0.1:$(PORT)
-run: install staticfiles/.collected
+run: install staticfiles/.collected $(ENV_FILE)
 	$(PY) manage.py prepare_run
 	$(PY) -c 'import sys, honcho.command, honcho.manager; honcho.manager.KILL_WAIT = 20; sys.exit(honcho.command.main())' \
 		start --env /dev/null --procfile Procfile.dev --port $(PORT)
+
+# The local demo's settings, read by clara/settings.py wherever a command starts (git-ignored):
+# after `make run`, `.venv/bin/python manage.py ...` and the MCP server work in a new shell with
+# no DEBUG=1 typed. Written only when missing: an existing .env is never overwritten.
+ENV_FILE ?= .env
+$(ENV_FILE):
+	@printf '%s\n' \
+		"# Written by \`make run\` for the local demo; git-ignored, never overwritten (delete it to" \
+		"# get it again). clara/settings.py reads it, so manage.py commands run in a new shell as" \
+		"# under make run. Never use these settings in production: see .env.example." \
+		"DEBUG=1" > $@
+	@echo "Wrote $@ (DEBUG=1 for the local demo)."
 
 test: install
 	$(PY) manage.py makemigrations --check --dry-run
@@ -67,6 +79,37 @@ lint: install
 	.venv/bin/ruff format --check .
 	.venv/bin/lint-imports
 
+# The published OpenAPI document (as /api/v1/openapi.json serves it) through redocly's recommended
+# rules (redocly.yaml: warnings are errors) and spectral's OpenAPI rules (.spectral.yaml), from the
+# npm registry at pinned versions; either linter's least warning fails.
+REDOCLY_VERSION := 2.77.0
+SPECTRAL_VERSION := 6.16.3
+OPENAPI_DUMP := data/openapi.json
+lint-openapi: install
+	$(PY) manage.py export_openapi_schema --api clara.api.api --indent 2 --output $(OPENAPI_DUMP)
+	npx --yes @redocly/cli@$(REDOCLY_VERSION) lint --config redocly.yaml $(OPENAPI_DUMP)
+	npx --yes @stoplight/spectral-cli@$(SPECTRAL_VERSION) lint --ruleset .spectral.yaml \
+		--fail-severity warn $(OPENAPI_DUMP)
+
+# The generated clients (clients/README.md): the OpenAPI document as clients/openapi.json, the
+# Python package clients/python (openapi-python-client from PyPI) and the TypeScript types
+# clients/typescript/src/schema.d.ts (openapi-typescript from its package-lock.json). Run it after
+# changing the API, and commit what changed.
+clients: install
+	clients/generate.sh
+
+# CI: the checked-in clients are what `make clients` makes from today's API (regenerated into a
+# scratch folder and compared), so an API change that forgot `make clients` fails here.
+CLIENTS_CHECK := data/clients-check
+check-clients: install
+	rm -rf $(CLIENTS_CHECK)
+	clients/generate.sh $(CLIENTS_CHECK)
+	@diff -u clients/openapi.json $(CLIENTS_CHECK)/openapi.json \
+		&& diff -ru -x __pycache__ -x .ruff_cache clients/python $(CLIENTS_CHECK)/python \
+		&& diff -u clients/typescript/src/schema.d.ts $(CLIENTS_CHECK)/schema.d.ts \
+		|| { echo "The checked-in clients do not match the API: run make clients and commit." >&2; exit 1; }
+	rm -rf $(CLIENTS_CHECK)
+
 bench: install
 	$(PY) bench/memory_bench.py
 
@@ -82,4 +125,4 @@ bench-search: install
 	$(PY) bench/search_bench.py --data $(LOCOMO)
 
 clean:
-	rm -rf .venv data staticfiles .pytest_cache
+	rm -rf .venv data staticfiles .pytest_cache clients/typescript/node_modules clients/typescript/dist

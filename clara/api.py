@@ -12,10 +12,10 @@ from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 from ninja.throttling import BaseThrottle
 
-from clara import ratelimit
+from clara import openapi, ratelimit
 from memory.conversations.api import BotKey
 from memory.core import strict_json
-from memory.core.errors import DomainError
+from memory.core.errors import DomainError, Unauthenticated
 
 logger = logging.getLogger(__name__)
 
@@ -46,19 +46,6 @@ class ApiKeyRateLimit(BaseThrottle):
         return getattr(self._local, "wait", None)
 
 
-# Operation ids are part of the contract (client generators name their methods after them). They
-# were minted from the routers' first module paths; they stay the same wherever a router lives.
-LEGACY_OPERATION_MODULES = {
-    "memory.conversations.api": "memory.api",
-    "memory.companion.api_context": "memory.api",
-    "memory.facts.api": "memory.api_memories",
-    "memory.api_privacy": "memory.api_memories",
-    "memory.companion.api_tools": "memory.api_memories",
-    "memory.companion.api_turns": "memory.api_turns",
-    "memory.companion.api_checkins": "memory.api_companion",
-}
-
-
 class StrictJsonParser(Parser):
     """Request bodies without NaN, Infinity, 64-bit-overflowing integers or lone surrogates.
 
@@ -72,9 +59,11 @@ class StrictJsonParser(Parser):
 
 class ClaraApi(NinjaAPI):
     def get_openapi_operation_id(self, operation) -> str:
-        module = operation.view_func.__module__
-        name = f"{LEGACY_OPERATION_MODULES.get(module, module)}_{operation.view_func.__name__}"
-        return name.replace(".", "_")
+        return openapi.operation_id(operation.view_func)
+
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        return openapi.finish(schema)
 
 
 api = ClaraApi(
@@ -95,12 +84,17 @@ api.add_router("/", "memory.companion.api_tools.router")
 api.add_router("/", "memory.webhooks.api.router")
 api.add_router("/", "memory.companion.api_turns.router")
 api.add_router("/", "memory.companion.api_checkins.router")
+# The FHIR export reads the clinician report's figures, which live in the dashboard.
+api.add_router("/", "dashboard.fhir.api.router")
 
 
 @api.exception_handler(DomainError)
 def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     body = {"detail": exc.detail, "code": exc.code, "field": exc.field}
-    return api.create_response(request, body, status=exc.status)
+    response = api.create_response(request, body, status=exc.status)
+    if isinstance(exc, Unauthenticated):
+        response["WWW-Authenticate"] = exc.www_authenticate()
+    return response
 
 
 @api.exception_handler(json.JSONDecodeError)

@@ -36,6 +36,49 @@ class HealthCheckMiddleware:
         return self.get_response(request)
 
 
+# What an API error that no API handler shaped is called (Django's and ninja's own answers).
+_API_ERROR_CODES = {
+    400: ("Bad request.", "malformed"),
+    403: ("Forbidden.", "forbidden"),
+    404: ("No such API path.", "not_found"),
+    405: ("This path does not take this method.", "method_not_allowed"),
+    413: ("The body is too large.", "too_large"),
+}
+
+
+class ApiJsonErrorsMiddleware:
+    """Every error under /api/ in the API's JSON shape, even those no API handler wrote.
+
+    Ninja answers a wrong method with a plain-text 405, Django a bad Host with an HTML 400 and
+    some unmatched /api/ paths with an HTML 404; a client that parses the documented error shape
+    would crash on them. Outside everything that may answer so, inside the privacy headers.
+    The 405's Allow header is kept.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code < 400
+            or not request.path.startswith(API_PREFIX)
+            or response.get("Content-Type", "").startswith("application/json")
+        ):
+            return response
+        status = response.status_code
+        detail, code = _API_ERROR_CODES.get(
+            status, ("Internal error.", "internal_error") if status >= 500 else ("Error.", "error")
+        )
+        if status == 405 and response.get("Allow"):
+            detail = f"This path takes {response['Allow']}, not {request.method}."
+        shaped = JsonResponse({"detail": detail, "code": code, "field": None}, status=status)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if header in response:
+                shaped[header] = response[header]
+        return shaped
+
+
 class PrivacyHeadersMiddleware:
     """Content-Security-Policy and `Cache-Control: no-store` on every response but static files.
 

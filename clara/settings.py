@@ -12,10 +12,19 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 from clara.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# The project's .env (`make run` writes one for the local demo: DEBUG=1), found by this file's
+# path, not the working directory: `.venv/bin/python manage.py ...` in a new shell, and an MCP
+# client that starts `manage.py mcp_server` from elsewhere with no environment, get the same
+# settings as `make run`. The environment wins over the file. CLARA_ENV_FILE names another file
+# (empty: none; the tests read none unless they ask).
+ENV_FILE = os.environ.get("CLARA_ENV_FILE", str(BASE_DIR / ".env"))
+if ENV_FILE:
+    load_dotenv(ENV_FILE, override=False)
 DATA_DIR = Path(env_str("CLARA_DATA_DIR", str(BASE_DIR / "data")))
 # The SQLite file and the recovery log live here; create it so a fresh clone just runs.
 DATA_DIR.mkdir(parents=True, exist_ok=True)
@@ -65,6 +74,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy and Cache-Control: no-store on every response but static files.
     "clara.middleware.PrivacyHeadersMiddleware",
+    # Every error under /api/ in the API's JSON shape (a 405, a bad Host, an unmatched path);
+    # inside the privacy headers, so its answers carry them too.
+    "clara.middleware.ApiJsonErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # 400 for a malformed Content-Length, before anything (CSRF, the API) reads the body.
     "clara.middleware.MalformedRequestMiddleware",
@@ -532,6 +544,15 @@ CLARA_FACT_USE_FLUSH_SECONDS = env_int("CLARA_FACT_USE_FLUSH_SECONDS", 5)
 CLARA_WEBHOOK_TIMEOUT_SECONDS = env_int("CLARA_WEBHOOK_TIMEOUT_SECONDS", 10)
 CLARA_WEBHOOK_RETRY_BASE_SECONDS = env_int("CLARA_WEBHOOK_RETRY_BASE_SECONDS", 30)
 CLARA_WEBHOOK_RETRY_HOURS = env_int("CLARA_WEBHOOK_RETRY_HOURS", 24)
+# Rotating a webhook's secret (POST /api/v1/webhooks/{id}/rotate-secret) keeps the previous one
+# signing beside the new one (two `v1,` signatures in `webhook-signature`) for this many hours,
+# so the receiver can switch to the new secret without missing a delivery.
+CLARA_WEBHOOK_SECRET_ROTATION_HOURS = env_int("CLARA_WEBHOOK_SECRET_ROTATION_HOURS", 24)
+# Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The
+# headers Clara sent before (X-Clara-Delivery, -Event, -Timestamp, -Signature) are deprecated
+# since 2026-11-29 and still sent beside them until 2027-05-31 (docs/webhooks.md); after that
+# date the default turns off and they are removed in the release after. 0 stops them now.
+CLARA_WEBHOOK_LEGACY_HEADERS = env_bool("CLARA_WEBHOOK_LEGACY_HEADERS", True)
 # Webhooks go to public receivers only: an address that is private, loopback, link-local (the
 # cloud's metadata service), shared or reserved is refused when the webhook is registered and
 # again when each delivery connects (memory/webhooks/services.py), unless it lies in one of

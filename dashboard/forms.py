@@ -102,6 +102,9 @@ class LinesField(forms.CharField):
 
 class NameForm(forms.Form):
     preferred_name = forms.CharField(max_length=100, required=False, strip=True)
+    # On record, for the clinician report (Person.full_name, Person.identifier).
+    full_name = forms.CharField(max_length=200, required=False, strip=True)
+    identifier = forms.CharField(max_length=60, required=False, strip=True)
     pronouns = forms.ChoiceField(
         choices=[("she/her", "she / her"), ("he/him", "he / him"), ("they/them", "they / them")],
         required=False,

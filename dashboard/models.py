@@ -92,6 +92,8 @@ class AuditAction(models.TextChoices):
     EXPORT_CSV = "export_csv", "downloaded what Clara remembers (CSV)"
     REPORT_PDF = "report_pdf", "downloaded the clinician report (PDF)"
     ALERT_STATUS = "alert_status", "changed an alert"
+    # A member chose (or stopped) the weekly summary e-mail, from the family page.
+    EDIT_DIGEST = "edit_digest", "chose whether to get the weekly summary"
     # An organisation's admin changed its care setting or who answers its alerts.
     EDIT_ALERTING = "edit_alerting", "changed who answers alerts"
     # The organisation's alerts with no person yet (an anonymous session's), and saying whom

@@ -74,7 +74,12 @@ def _question_label(agreed, *, access: Access) -> str:
 def _form(section: str, access: Access, data=None):
     about = CaregiverContext.of(access.person)
     if section == "name":
-        initial = {"preferred_name": about.preferred_name, "pronouns": about.pronouns}
+        initial = {
+            "preferred_name": about.preferred_name,
+            "pronouns": about.pronouns,
+            "full_name": access.person.full_name or "",
+            "identifier": access.person.identifier or "",
+        }
         return NameForm(data, initial=initial)
     if section == "home":
         return HomeForm(
@@ -109,6 +114,9 @@ def _context(access: Access, *, editing: str | None = None, form=None) -> dict:
         "profile": {
             "preferred_name": about.preferred_name,
             "pronouns": about.pronouns,
+            "full_name": access.person.full_name or "",
+            # The identifier on record is for those who file reports: staff and team admins.
+            "identifier": (access.person.identifier or "") if access.may_confirm else "",
             "home": about.home,
             "room": about.room,
             "time_zone": about.time_zone if about.zone_set else "",
@@ -197,6 +205,11 @@ def _save(section: str, form, access: Access, user) -> str | None:
     if section == "name":
         changes = {"preferred_name": data["preferred_name"], "pronouns": data["pronouns"]}
         services.profile_update(person=person, changes=changes)
+        services.person_record_update(
+            person=person,
+            full_name=data["full_name"],
+            identifier=data["identifier"] if access.may_confirm else None,
+        )
     elif section == "home":
         changes = {"home": data["home"], "room": data["room"], "time_zone": data["time_zone"]}
         services.profile_update(person=person, changes=changes)

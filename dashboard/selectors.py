@@ -796,6 +796,46 @@ def repetition_this_week(*, person: Person, now: datetime) -> WeekBand:
     )
 
 
+@dataclass
+class QuestionsAsked:
+    """The questions of a stretch of time by kind, counted as the repetition panel counts them."""
+
+    conversations: int
+    questions: list[WeekQuestion]
+
+
+def questions_between(*, person: Person, start: datetime, end: datetime) -> QuestionsAsked:
+    """Each kind of question asked in [start, end) (every asking, "other" left out), in how many
+    conversations, of how many: the same counts as repetition_this_week's, for any period (the
+    clinician report; tests/dashboard/test_clinician_report.py compares the two). Two queries."""
+    rows = (
+        RepetitionRecord.objects.filter(
+            person_id=person.id, timestamp__gte=start, timestamp__lt=end
+        )
+        .exclude(question_type=QuestionType.GENERAL)
+        .values("question_type")
+        .annotate(asked=Count("id"), conversations=Count("session_id", distinct=True))
+        .order_by()
+    )  # idx_repetition_user_type
+    questions = sorted(
+        (
+            WeekQuestion(
+                question_type=row["question_type"],
+                asked=row["asked"],
+                conversations=row["conversations"],
+                last_week_asked=0,
+                last_week_conversations=0,
+            )
+            for row in rows
+        ),
+        key=lambda q: (-q.asked, q.question_type),
+    )
+    conversations = Session.objects.filter(
+        person_id=person.id, created_at__gte=start, created_at__lt=end, message_count__gt=0
+    ).count()  # idx_sessions_person_created
+    return QuestionsAsked(conversations=conversations, questions=questions)
+
+
 # --- What calms them --------------------------------------------------------------------------
 
 
@@ -1183,7 +1223,9 @@ class AuditRow:
 def _dashboard_row(event: AuditEvent) -> AuditRow:
     return AuditRow(
         at=event.at,
-        who=event.username,
+        # The login's name (full name, else the login); the login name kept on the row when
+        # the login is gone.
+        who=words.caregiver_name(event.user) if event.user_id else event.username,
         channel=CHANNEL_WORDS["dashboard"],
         person=event.person,
         what=event.get_action_display(),
@@ -1200,12 +1242,13 @@ def _dashboard_outcome(event: AuditEvent) -> str:
     return AccessOutcome.REFUSED.label
 
 
-def _access_row(event: AccessEvent) -> AuditRow:
+def _access_row(event: AccessEvent, names: dict[str, str] | None = None) -> AuditRow:
     who = event.actor
     if who.startswith("key:"):
         who = f"API key {who.removeprefix('key:')}"
     elif who.startswith("user:"):
-        who = f"operator {who.removeprefix('user:')}"
+        login = who.removeprefix("user:")
+        who = f"operator {(names or {}).get(login) or login}"
     return AuditRow(
         at=event.at,
         who=who,
@@ -1215,6 +1258,15 @@ def _access_row(event: AccessEvent) -> AuditRow:
         object_id=event.object_id,
         outcome=event.get_outcome_display(),
     )
+
+
+def _operator_names(events: list[AccessEvent]) -> dict[str, str]:
+    """Operators' names by login, for the audit's rows of admin reads (one query)."""
+    logins = {e.actor.removeprefix("user:") for e in events if e.actor.startswith("user:")}
+    if not logins:
+        return {}
+    users = get_user_model().objects.filter(username__in=logins)
+    return {user.get_username(): words.caregiver_name(user) for user in users}
 
 
 def organisation_audit(
@@ -1237,11 +1289,12 @@ def organisation_audit(
     if where is not None:
         dashboard_rows = where.dashboard_rows(dashboard_rows)
         access_rows = where.access_rows(access_rows)
-    dashboard_rows = dashboard_rows.select_related("person").order_by("-at", "-id")[:wanted]
-    access_rows = access_rows.select_related("person").order_by("-at", "-id")[:wanted]
+    dashboard_rows = dashboard_rows.select_related("person", "user").order_by("-at", "-id")[:wanted]
+    access_rows = list(access_rows.select_related("person").order_by("-at", "-id")[:wanted])
+    names = _operator_names(access_rows)
     merged = heapq.merge(
         (_dashboard_row(e) for e in dashboard_rows),
-        (_access_row(e) for e in access_rows),
+        (_access_row(e, names) for e in access_rows),
         key=lambda row: row.at,
         reverse=True,
     )

@@ -116,6 +116,24 @@ def profile_update(*, person: Person, changes: dict) -> Person:
     return person
 
 
+def person_record_update(
+    *, person: Person, full_name: str, identifier: str | None = None
+) -> Person:
+    """Who the person is on record (the clinician report's heading): the full name and, when
+    given (staff and team admins only: `None` leaves it), the identifier. Empty clears one."""
+    fields = {"full_name": full_name or None}
+    if identifier is not None:
+        fields["identifier"] = identifier or None
+    with transaction.atomic():
+        locked = Person.objects.select_for_update().get(id=person.id)
+        for name, value in fields.items():
+            setattr(locked, name, value)
+        locked.save(update_fields=list(fields))
+    for name, value in fields.items():
+        setattr(person, name, value)
+    return person
+
+
 def _profile_change(*, person: Person, change) -> Person:
     """Apply `change(about) -> changes` to the freshly locked profile (read, then write)."""
     with transaction.atomic():

@@ -8,6 +8,8 @@ from dashboard.accounts import views as accounts
 from dashboard.alerting import noise as alerting_noise
 from dashboard.alerting import organisation as alerting_organisation
 from dashboard.alerting import views as alerting_views
+from dashboard.family import views as family_views
+from dashboard.fhir import views as fhir_views
 from dashboard.notes import views as notes_views
 
 app_name = "dashboard"
@@ -23,6 +25,8 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The FHIR export's own codes, at the URLs that name them (dashboard/fhir/codes.py).
+    path("fhir/CodeSystem/<slug:name>", fhir_views.code_system, name="fhir_code_system"),
     path("account/two-factor/", two_factor.verify, name="two_factor"),
     path("account/two-factor/setup/", two_factor.setup, name="two_factor_setup"),
     path("account/two-factor/manage/", two_factor.manage, name="two_factor_manage"),
@@ -56,6 +60,7 @@ urlpatterns = [
         name="organisation_on_call",
     ),
     path(person, views.person, name="person"),
+    path(f"{person}weekly-summary/", family_views.digest, name="family_digest"),
     path(f"{person}emotions/", views.person_emotions, name="person_emotions"),
     path(f"{person}patterns/", views.person_patterns, name="person_patterns"),
     path(f"{person}questions/", views.person_repetition, name="person_repetition"),

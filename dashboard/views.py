@@ -215,8 +215,14 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def person(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    """The person page: a header, then panels that htmx loads from their own URLs."""
+    """The person page: a header, then panels that htmx loads from their own URLs; family get
+    the family page instead (dashboard/family/)."""
     access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PERSON)
+    if access.membership.role == CareRole.FAMILY:
+        # Family get a page written for them (dashboard/family/): the one place the two meet.
+        from dashboard.family import views as family  # family.views renders through this module
+
+        return family.person_page(request, access)
     card = selectors.person_card(
         person=access.person, membership=access.membership, now=timezone.now()
     )

@@ -15,7 +15,7 @@ from memory.conversations.models import AccessAction, AccessOutcome, Scope
 from memory.core.errors import Invalid
 from memory.core.schemas import ERRORS, RequestSchema
 
-router = Router(tags=["memories"])
+router = Router(tags=["privacy"])
 
 
 class EraseIn(RequestSchema):
@@ -23,7 +23,23 @@ class EraseIn(RequestSchema):
     confirm: UUID
 
 
-@router.get("/people/{person_id}/export", response={200: dict[str, Any], **ERRORS})
+# `format=csv` answers text/csv: documented beside the JSON, so a generated client reads it as text.
+CSV_RESPONSE = {
+    "responses": {
+        # An int, as ninja keys its own responses, so the two merge.
+        200: {
+            "description": "Everything stored (JSON), or the memories as CSV with `format=csv`.",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        }
+    }
+}
+
+
+@router.get(
+    "/people/{person_id}/export",
+    response={200: dict[str, Any], **ERRORS},
+    openapi_extra=CSV_RESPONSE,
+)
 def person_export(request, person_id: UUID, format: Literal["json", "csv"] = "json"):
     """Everything stored about a person as JSON, or their memories as CSV."""
     caller = tenancy.caller_for_key(request.auth)

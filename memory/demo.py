@@ -52,6 +52,9 @@ class DemoPerson:
     id: uuid.UUID
     display_name: str
     caregiver_context: dict
+    # On record, as caregivers set them on the profile (the clinician report's heading).
+    full_name: str = ""
+    identifier: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,18 @@ class _Profile:
     avoid: tuple[str, ...]
     memories: tuple[str, ...]
 
+
+# Where the demo's people live, so its pages show their local times (no "time zone not set"
+# warning), and who they are on record (preferred name: full name).
+DEMO_TIME_ZONE = "Europe/London"
+FULL_NAMES = {
+    "Peggy": "Margaret Collins",
+    "John": "John Whitaker",
+    "Rose": "Rose Baxter",
+    "Ted": "Edward Hughes",
+    "Pat": "Patricia Moore",
+    "Arthur": "Arthur Bennett",
+}
 
 PROFILES: tuple[_Profile, ...] = (
     _Profile(
@@ -462,9 +477,17 @@ def build_plan(
                 }
             ],
             "home": profile.home,
+            "timezone": DEMO_TIME_ZONE,
         }
+        initials = "".join(word[0] for word in profile.home.split())
         demo_people.append(
-            DemoPerson(id=_uuid(rng), display_name=display_name, caregiver_context=context)
+            DemoPerson(
+                id=_uuid(rng),
+                display_name=display_name,
+                caregiver_context=context,
+                full_name=FULL_NAMES.get(profile.preferred_name, ""),
+                identifier=f"{initials}-{1001 + n:04d}",
+            )
         )
         profiles.append(profile)
         offsets.append(rng.uniform(-0.06, 0.08))
@@ -713,7 +736,9 @@ def _converse_all(plan: DemoPlan) -> None:
             # Through the instance, so the encrypted value is bound to its row (fields.py).
             row = Person.objects.get(id=person.id)
             row.caregiver_context = person.caregiver_context
-            row.save(update_fields=["caregiver_context"])
+            row.full_name = person.full_name or None
+            row.identifier = person.identifier or None
+            row.save(update_fields=["caregiver_context", "full_name", "identifier"])
             introduced.add(person.id)
         _converse(companions[person.id], session)
         if session.closed_at is not None:

@@ -78,6 +78,8 @@ def person_export(person_id: uuid.UUID) -> dict[str, Any]:
         "person": {
             "id": str(person.id),
             "display_name": person.display_name,
+            "full_name": person.full_name or "",
+            "identifier": person.identifier or "",
             "created_at": _iso(person.created_at),
             "last_active_at": _iso(person.last_active_at),
             "status": person.status,

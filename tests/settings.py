@@ -9,6 +9,9 @@ clara.settings themselves, exactly as `make run`'s do.
 import os
 
 os.environ.setdefault("DEBUG", "1")
+# The developer's .env (written by `make run`) is not read by the tests nor the processes they
+# start; a test that wants one points CLARA_ENV_FILE at its own.
+os.environ.setdefault("CLARA_ENV_FILE", "")
 # A key of the run's own, not the development one DEBUG would derive: a DEBUG=0 process the tests
 # start (tests/integration/test_deploy.py) must read what they wrote, and refuses that one.
 if "CLARA_ENCRYPTION_KEYS" not in os.environ:

@@ -38,8 +38,17 @@ class InvitationForm(forms.Form):
 
 
 class NewLoginForm(forms.Form):
-    """The invitee's login name and password, checked by the project's password validators."""
+    """The invitee's name (pages name people, never logins), login name and password, checked
+    by the project's password validators."""
 
+    first_name = forms.CharField(label="First name", max_length=150, strip=True)
+    last_name = forms.CharField(
+        label="Last name",
+        max_length=150,
+        strip=True,
+        required=False,
+        help_text="Leave it empty if you go by one name.",
+    )
     username = UsernameField(label="Login name", max_length=150)
     password1 = forms.CharField(
         label="Password",
@@ -69,7 +78,12 @@ class NewLoginForm(forms.Form):
         if first and second and first != second:
             self.add_error("password2", "The two passwords are not the same.")
         elif first:
-            user = get_user_model()(username=data.get("username", ""), email=self.email)
+            user = get_user_model()(
+                username=data.get("username", ""),
+                email=self.email,
+                first_name=data.get("first_name", ""),
+                last_name=data.get("last_name", ""),
+            )
             try:
                 password_validation.validate_password(first, user)
             except forms.ValidationError as error:

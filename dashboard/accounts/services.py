@@ -218,7 +218,13 @@ class Accepted:
 
 
 def invitation_accept(
-    *, invitation: Invitation, user=None, username: str = "", password: str = ""
+    *,
+    invitation: Invitation,
+    user=None,
+    username: str = "",
+    password: str = "",
+    first_name: str = "",
+    last_name: str = "",
 ) -> Accepted:
     """Join the invitation's organisation (and care team): as `user` (an existing login, already
     checked to own the invited address) or as a new login made here. Audited; works once.
@@ -241,7 +247,11 @@ def invitation_accept(
             try:
                 with transaction.atomic():
                     user = get_user_model().objects.create_user(
-                        username=username, email=invitation.email, password=password
+                        username=username,
+                        email=invitation.email,
+                        password=password,
+                        first_name=first_name,
+                        last_name=last_name,
                     )
             except IntegrityError as taken:
                 # Out of the outer block too: the claim is rolled back, the link still works.

@@ -163,6 +163,8 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
                 invitation,
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password1"],
+                first_name=form.cleaned_data["first_name"],
+                last_name=form.cleaned_data["last_name"],
             )
         except services.LoginNameTaken:
             form.add_error("username", "That login name is taken. Please choose another.")

@@ -176,6 +176,7 @@ def step(
     level: int = 0,
     via: str = "",
     note: str = "",
+    for_family: bool = False,
     at=None,
 ) -> AlertStep:
     """One line of the alert's timeline, naming people by their names (never their login)."""
@@ -187,6 +188,7 @@ def step(
         level=level,
         via=via,
         note=note,
+        for_family=for_family,
         at=at or timezone.now(),
     )
 
@@ -410,14 +412,28 @@ def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
     return True
 
 
-def note_add(*, alert: Alert, user, text: str, now: datetime | None = None) -> AlertStep:
-    """A handover note on an alert ("called her daughter, she is fine")."""
-    return step(alert, AlertStep.Kind.NOTE, user=user, note=text.strip(), at=now)
+def note_add(
+    *, alert: Alert, user, text: str, for_family: bool = False, now: datetime | None = None
+) -> AlertStep:
+    """A handover note on an alert ("called her daughter, she is fine"); for the care staff and
+    team admins unless `for_family`."""
+    return step(
+        alert, AlertStep.Kind.NOTE, user=user, note=text.strip(), for_family=for_family, at=now
+    )
+
+
+# Steps whose `who` names a rung of the ladder ("the team's admins: Ann Lee, Raj Patel"), not
+# their one login: kept as written.
+_NAMES_A_RUNG = {AlertStep.Kind.ESCALATED}
 
 
 def timeline(*, alert_ids: list[int]) -> dict[int, list[AlertStep]]:
-    """The steps of these alerts, oldest first, by alert."""
+    """The steps of these alerts, oldest first, by alert; a login that still exists is named as
+    it is named now (a step written before it had a name said its login)."""
     steps: dict[int, list[AlertStep]] = {alert_id: [] for alert_id in alert_ids}
-    for row in AlertStep.objects.filter(alert_id__in=alert_ids).order_by("at", "id"):
+    rows = AlertStep.objects.filter(alert_id__in=alert_ids).select_related("user")
+    for row in rows.order_by("at", "id"):
+        if row.user_id and row.kind not in _NAMES_A_RUNG:
+            row.who = words.caregiver_name(row.user)
         steps[row.alert_id].append(row)
     return steps

@@ -189,6 +189,9 @@ class AlertStep(models.Model):
     via = models.CharField(max_length=16, blank=True, default="")
     # A handover note ("called her daughter, she is fine"): about the person, so encrypted.
     note = EncryptedTextField(blank=True, default="")
+    # A handover note is for the care staff and team admins unless its writer marks it for the
+    # family too (dashboard/notes/services.py: every read of notes goes through that rule).
+    for_family = models.BooleanField(default=False)
 
     class Meta:
         db_table = "alert_steps"

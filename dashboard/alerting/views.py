@@ -24,6 +24,7 @@ from dashboard.alerting import delivery, report, respond, rights
 from dashboard.alerting.models import AlertRouting
 from dashboard.forms import AlertActionForm
 from dashboard.models import AuditAction, CareRole
+from dashboard.notes import services as notes_services
 from memory.conversations import urgency
 from memory.core.errors import DomainError
 from memory.core.person import person_zone
@@ -35,6 +36,8 @@ NOTE_MAX_CHARS = 500
 
 class NoteForm(forms.Form):
     note = forms.CharField(max_length=NOTE_MAX_CHARS, strip=True)
+    # Unticked (the default): for the care staff and team admins only.
+    for_family = forms.BooleanField(required=False)
 
 
 def _raising_words(alert_rows, person_id: uuid.UUID) -> dict[int, str]:
@@ -62,7 +65,11 @@ def _raising_words(alert_rows, person_id: uuid.UUID) -> dict[int, str]:
 
 def panel_context(access: Access, alert_rows) -> dict:
     """Adds each alert's timeline and, to members with the transcript right, the words."""
-    timelines = delivery.timeline(alert_ids=[row.id for row in alert_rows])
+    # Handover notes for staff stay out of family's timelines (dashboard.notes.services).
+    timelines = notes_services.timeline_for(
+        membership=access.membership,
+        timelines=delivery.timeline(alert_ids=[row.id for row in alert_rows]),
+    )
     said = _raising_words(alert_rows, access.person.id) if access.can_see_transcripts else {}
     for row in alert_rows:
         row.timeline = timelines.get(row.id, [])
@@ -74,7 +81,16 @@ def panel_context(access: Access, alert_rows) -> dict:
             verdict = urgency.recognise(row.words)
             if verdict.urgent and verdict.source == "phrase":
                 row.deciding_words = verdict.words
-    return {"note_max": NOTE_MAX_CHARS}
+    return {
+        "note_max": NOTE_MAX_CHARS,
+        "staff_notes": notes_services.sees_staff_notes(access.membership),
+        "seen_by_staff": notes_services.seen_by(name=_name(access), for_family=False),
+        "seen_by_family": notes_services.seen_by(name=_name(access), for_family=True),
+    }
+
+
+def _name(access: Access) -> str:
+    return delivery.first_name(access.person)
 
 
 def _ack_page(request, notice, *, status: int = 200, **extra) -> HttpResponse:
@@ -170,12 +186,31 @@ def alert_ack(request: HttpRequest, token: str) -> HttpResponse:
 @login_required
 @require_POST
 def alert_note(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> HttpResponse:
-    """Add a short handover note to an alert; then shows the alerts panel again."""
+    """Add a short handover note to an alert (for staff, or marked for family too); then shows
+    the alerts panel again. Handover notes are for those who answer alerts: care staff, team
+    admins, and family who act on alerts (a named carer at home), whose notes are for everyone;
+    other family are refused (403, audited) and write on the notes panel instead."""
     from dashboard import views  # the panel's renderer; views imports this module
 
     access = get_person_for(
-        request.user, person_id, action=AuditAction.ALERT_STATUS, object_id=str(alert_id)
+        request.user,
+        person_id,
+        action=AuditAction.ALERT_STATUS,
+        object_id=str(alert_id),
+        audit_allowed=False,
     )
+    staff = notes_services.sees_staff_notes(access.membership)
+    allowed = staff or rights.may_act(access.membership)
+    audit_record(
+        user=request.user,
+        person_id=person_id,
+        action=AuditAction.ALERT_STATUS,
+        object_id=str(alert_id),
+        allowed=allowed,
+        organisation_id=access.person.organisation_id,
+    )
+    if not allowed:
+        raise PermissionDenied("Handover notes are for those who answer alerts.")
     alert = Alert.objects.filter(id=alert_id, person_id=access.person.id).first()
     if alert is None:
         raise Http404("No such alert.")
@@ -187,7 +222,13 @@ def alert_note(request: HttpRequest, person_id: uuid.UUID, alert_id: int) -> Htt
             error=f"Write a note of at most {NOTE_MAX_CHARS} characters.",
             status=400,
         )
-    delivery.note_add(alert=alert, user=request.user, text=form.cleaned_data["note"])
+    delivery.note_add(
+        alert=alert,
+        user=request.user,
+        text=form.cleaned_data["note"],
+        # Family read what they wrote: their notes are for everyone.
+        for_family=form.cleaned_data["for_family"] or not staff,
+    )
     return views.alerts_panel(request, access)
 
 

@@ -3,9 +3,11 @@
 One timeline per person: the notes left on the person, and the handover notes left on their
 alerts (dashboard/alerting, AlertStep "note"), newest first; a handover note links to its
 alert. Who reads what (minimum necessary): a note marked for care staff is read by team admins
-and care staff only; family read the notes marked for the whole team, and every handover note
-(the alerts panel shows those to every member already). Family's own notes are always for the
-whole team: they write for everyone, and must be able to read what they wrote.
+and care staff only; family read the notes marked for the whole team, and the handover notes
+their writer marked for family (a handover note is for staff unless so marked). Family's own
+notes are always for the whole team: they write for everyone, and must be able to read what
+they wrote. Every read of a note goes through here: the notes panel, the alerts panel's
+timelines (`timeline_for`) and the family page.
 """
 
 import uuid
@@ -46,6 +48,13 @@ class NoteRow:
         return self.visibility == NoteVisibility.STAFF
 
 
+def seen_by(*, name: str, for_family: bool) -> str:
+    """Who reads a note, as its writer is told: "Seen by: staff of Peggy's care team" (and
+    family)."""
+    readers = f"staff of {name}'s care team"
+    return f"Seen by: {readers} and family" if for_family else f"Seen by: {readers}"
+
+
 def _author_name(user) -> str:
     return (user.get_full_name() or user.get_username())[:150]
 
@@ -66,41 +75,76 @@ def note_add(*, person: Person, membership: CareTeamMembership, text: str, visib
 
 def notes_for(*, person: Person, membership: CareTeamMembership) -> list[NoteRow]:
     """The notes this member may read, with the alerts' handover notes, newest first."""
+    staff = sees_staff_notes(membership)
     notes = CaregiverNote.objects.filter(person_id=person.id)
-    if not sees_staff_notes(membership):
+    if not staff:
         notes = notes.filter(visibility=NoteVisibility.TEAM)
     rows = [
         NoteRow(
             at=note.created_at,
-            who=note.author_name,
+            # The writer as named now (a note written before the login had a name kept its login).
+            who=_author_name(note.author) if note.author_id else note.author_name,
             text=note.text,
             kind="note",
             visibility=note.visibility,
             note_id=note.id,
         )
-        for note in notes.order_by("-created_at")[:NOTES_SHOWN]  # idx_caregiver_notes_person
+        for note in notes.select_related("author").order_by("-created_at")[:NOTES_SHOWN]
+        # idx_caregiver_notes_person
     ]
     rows += [
         NoteRow(
             at=step["at"],
-            who=step["who"],
+            who=_step_author(step),
             text=step["note"],
             kind="handover",
+            visibility=NoteVisibility.TEAM if step["for_family"] else NoteVisibility.STAFF,
             alert_id=step["alert_id"],
             alert_headline=alert_headline(step["alert__kind"], step["alert__detail"]),
         )
-        for step in _handover_steps(person.id)[:NOTES_SHOWN]
+        for step in _handover_steps(person.id, family=not staff)[:NOTES_SHOWN]
     ]
     rows.sort(key=lambda row: row.at, reverse=True)
     return rows[:NOTES_SHOWN]
 
 
-def _handover_steps(person_id: uuid.UUID):
-    return (
-        AlertStep.objects.filter(alert__person_id=person_id, kind=AlertStep.Kind.NOTE)
-        .order_by("-at")
-        .values("alert_id", "at", "who", "note", "alert__kind", "alert__detail")
+def _handover_steps(person_id: uuid.UUID, *, family: bool = False):
+    """The handover notes on the person's alerts, newest first; with `family`, only those
+    marked for family."""
+    steps = AlertStep.objects.filter(alert__person_id=person_id, kind=AlertStep.Kind.NOTE)
+    if family:
+        steps = steps.filter(for_family=True)
+    return steps.order_by("-at").values(
+        "alert_id",
+        "at",
+        "who",
+        "note",
+        "for_family",
+        "alert__kind",
+        "alert__detail",
+        "user__username",
+        "user__first_name",
+        "user__last_name",
     )
+
+
+def _step_author(step: dict) -> str:
+    """A handover note's writer as named now, else as named when it was written."""
+    full = f"{step['user__first_name'] or ''} {step['user__last_name'] or ''}".strip()
+    return (full or step["user__username"] or step["who"])[:150]
+
+
+def timeline_for(
+    *, membership: CareTeamMembership, timelines: dict[int, list[AlertStep]]
+) -> dict[int, list[AlertStep]]:
+    """Alerts' timelines (dashboard.alerting.delivery.timeline) as this member may read them:
+    family without the handover notes that are for staff."""
+    if sees_staff_notes(membership):
+        return timelines
+    return {
+        alert_id: [s for s in steps if s.kind != AlertStep.Kind.NOTE or s.for_family]
+        for alert_id, steps in timelines.items()
+    }
 
 
 def export_rows(person_id: uuid.UUID) -> dict[str, list[dict]]:
@@ -121,6 +165,7 @@ def export_rows(person_id: uuid.UUID) -> dict[str, list[dict]]:
                 "alert_id": step["alert_id"],
                 "created_at": step["at"].isoformat(),
                 "author": step["who"],
+                "for_family": step["for_family"],
                 "text": step["note"],
             }
             for step in reversed(list(_handover_steps(person_id)))

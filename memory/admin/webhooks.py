@@ -9,9 +9,9 @@ from memory.models import Webhook, WebhookDelivery
 @admin.register(Webhook)
 class WebhookAdmin(ReadOnlyAdmin):
     organisation_lookup = "organisation"
-    list_display = ("url", "organisation", "events", "created_at")
+    list_display = ("url", "organisation", "events", "created_at", "previous_secret_expires_at")
     list_select_related = ("organisation",)
-    exclude = ("secret",)
+    exclude = ("secret", "previous_secret")
     ordering = ("-created_at",)
 
     def has_delete_permission(self, request, obj=None):

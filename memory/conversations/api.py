@@ -26,15 +26,39 @@ from memory.conversations.schemas import (
     SessionOut,
     emotion_reading,
 )
+from memory.core.errors import MissingApiKey, UnsupportedAuthScheme
 
 router = Router(tags=["sessions"])
 
 
 class BotKey(HttpBearer):
-    """`Authorization: Bearer <key>`, checked against the stored hashes of live keys."""
+    """`Authorization: Bearer <key>`, checked against the stored hashes of live keys.
+
+    Every way of getting it wrong is its own 401 (memory/core/errors.py `Unauthenticated`), so a
+    bot developer reads what to fix: no key, another scheme or header, not a Clara key, an
+    unknown, revoked or expired one.
+    """
+
+    def __call__(self, request):
+        header = request.headers.get("Authorization", "")
+        if not header.strip():
+            if request.headers.get("X-API-Key"):
+                raise UnsupportedAuthScheme(
+                    "The X-API-Key header is not read: send the key as "
+                    "'Authorization: Bearer <key>'."
+                )
+            raise MissingApiKey("No API key: send it as 'Authorization: Bearer <key>'.")
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            # The scheme is not echoed: a key sent without one would be.
+            raise UnsupportedAuthScheme(
+                "Only the Bearer scheme is supported: send 'Authorization: Bearer <key>'.",
+                field="Authorization",
+            )
+        return self.authenticate(request, token.strip())
 
     def authenticate(self, request, token: str):
-        return services.api_key_authenticate(raw_key=token)
+        return services.api_key_check(raw_key=token)
 
 
 def _session_out(session: Session) -> dict:

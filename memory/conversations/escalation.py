@@ -1,8 +1,8 @@
 """Messages that need a human: the one question every caller asks (`detect`).
 
 The recogniser itself is memory/conversations/urgency/: explicit phrases in fourteen languages
-and, beside them, closeness by meaning to examples of each reason and of calm messages that
-share their words. Its verdict reads the message alone, so the same words always get the same
+and, beside them, readers by meaning fitted on thousands of written examples of each reason and
+of calm messages that share their words. Its verdict reads the message alone, so the same words always get the same
 answer. It never blocks anything: the bot decides what to do with the flag, and an escalation
 stored with the exchange becomes a caregiver alert.
 

@@ -177,6 +177,12 @@ class Person(KeepsLookupIndexes):
     # What caregivers set (name, pronouns, zone, topics, agreed answers): read it through
     # memory.core.person.CaregiverContext. A blob, so new settings need no migration.
     caregiver_context = EncryptedJSONField(default=dict, blank=True)
+    # Who the person is on record, for a report a clinician files (dashboard's clinician report):
+    # the full name and the home's or the health service's identifier. Caregivers set them on
+    # the profile; never sent to the bot (unlike caregiver_context). Encrypted and bound to the
+    # row like the display name; NULL (not set) for people made before them.
+    full_name = EncryptedTextField(max_length=200, null=True, blank=True)
+    identifier = EncryptedTextField(max_length=60, null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     # Off: nothing new is remembered about the person (extraction and agent writes are refused);
     # what is already there stays until a caregiver forgets it.
@@ -591,6 +597,7 @@ class AccessAction(models.TextChoices):
     READ_PERSON_MEMORIES = "read_person_memories", "read what is remembered about a person"
     EXPORT_JSON = "export_json", "exported everything about a person (JSON)"
     EXPORT_CSV = "export_csv", "exported a person's memories (CSV)"
+    EXPORT_FHIR = "export_fhir", "exported a person's care record (FHIR)"
     TOOL_CALL = "tool_call", "called an agent tool"
     FORGET = "forget", "forgot memories"
     ERASE = "erase", "erased a person"

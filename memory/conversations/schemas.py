@@ -7,7 +7,7 @@ from uuid import UUID
 from ninja import Field, Schema
 
 from memory.conversations.emotion import EmotionReading
-from memory.conversations.models import Emotion, NarrativeUsage, Trajectory
+from memory.conversations.models import Emotion, NarrativeUsage, Session, Trajectory
 from memory.core.schemas import (  # noqa: F401 - the conversation API's shapes build on these
     ERRORS,
     AssistantText,
@@ -21,6 +21,7 @@ from memory.core.schemas import (  # noqa: F401 - the conversation API's shapes 
 EmotionName = Literal[tuple(Emotion.values)]  # type: ignore[valid-type]
 TrajectoryName = Literal[tuple(Trajectory.values)]  # type: ignore[valid-type]
 NarrativeMode = Literal[tuple(NarrativeUsage.Mode.values)]  # type: ignore[valid-type]
+SessionStatusName = Literal[tuple(Session.Status.values)]  # type: ignore[valid-type]
 
 
 class SessionIn(RequestSchema):
@@ -39,7 +40,7 @@ class SessionCloseIn(RequestSchema):
 class SessionOut(Schema):
     session_id: UUID
     user_id: UUID | None
-    status: str
+    status: SessionStatusName
     created_at: datetime
     last_activity_at: datetime
     message_count: int

@@ -35,7 +35,18 @@ from memory.conversations.models import (
     default_organisation_id,
 )
 from memory.core import sensitive
-from memory.core.errors import Conflict, DomainError, Invalid, NotFound
+from memory.core.errors import (
+    Conflict,
+    DomainError,
+    ExpiredApiKey,
+    Invalid,
+    MalformedApiKey,
+    MissingApiKey,
+    NotFound,
+    RevokedApiKey,
+    Unauthenticated,
+    UnknownApiKey,
+)
 from memory.core.ids import uuid7
 
 logger = logging.getLogger(__name__)
@@ -615,9 +626,8 @@ _KEY_COLUMNS = (
     "expires_at",
     "scopes",
 )
-_LIVE_KEY_SQL = (
-    f"SELECT {', '.join(_KEY_COLUMNS)} FROM api_keys WHERE prefix = %s AND revoked_at IS NULL"
-)
+# Revoked keys too: a caller holding a whole revoked key is told so (never without the secret).
+_KEY_SQL = f"SELECT {', '.join(_KEY_COLUMNS)} FROM api_keys WHERE prefix = %s"
 
 
 def _key_from_row(row: tuple) -> ApiKey:
@@ -676,22 +686,31 @@ def api_key_create(
     return key, raw_key
 
 
-def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
-    """The live key matching `raw_key`, or None. Compares hashes in constant time."""
+def api_key_check(*, raw_key: str) -> ApiKey:
+    """The live key matching `raw_key`; else an Unauthenticated error saying why (401).
+
+    Hashes are compared in constant time, and a key is called revoked or expired only to a
+    caller who holds all of it: a guessed prefix is answered exactly like an unknown key.
+    Records the key's use (at most hourly).
+    """
+    if not raw_key:
+        raise MissingApiKey("The Bearer token is empty: send 'Authorization: Bearer <key>'.")
     parts = raw_key.split("_", 2)
-    if len(parts) != 3 or parts[0] != "clara":
-        return None
+    if len(parts) != 3 or parts[0] != "clara" or not parts[1] or not parts[2]:
+        raise MalformedApiKey("This is not a Clara API key (they look like clara_<id>_<secret>).")
     # Hand-written (one indexed read on the unique prefix): on every bot request, building the
     # ORM query cost several times more than running it (docs/benchmarks.md).
     with connection.cursor() as cursor:
-        cursor.execute(_LIVE_KEY_SQL, [parts[1]])
+        cursor.execute(_KEY_SQL, [parts[1]])
         row = cursor.fetchone()
     key = None if row is None else _key_from_row(row)
     if key is None or not secrets.compare_digest(key.key_hash, _hash_key(raw_key)):
-        return None
+        raise UnknownApiKey("No API key matches this one.")
+    if key.revoked_at is not None:
+        raise RevokedApiKey("This API key has been revoked; ask for a new one.")
     now = timezone.now()
     if key.expires_at is not None and key.expires_at <= now:
-        return None
+        raise ExpiredApiKey("This API key has expired; ask for a new one.")
     if key.last_used_at is None or now - key.last_used_at > API_KEY_USE_RESOLUTION:
         # At most one write per key per interval, and best effort: a busy database must not
         # turn a valid key away (the exchange itself may still go to the recovery log).
@@ -701,6 +720,14 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
         except DatabaseError:
             logger.info("could not record the use of API key %s", key.prefix)
     return key
+
+
+def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
+    """The live key matching `raw_key`, or None (`api_key_check` says why)."""
+    try:
+        return api_key_check(raw_key=raw_key)
+    except Unauthenticated:
+        return None
 
 
 def api_key_revoke(*, key: ApiKey, at: datetime | None = None) -> ApiKey:

@@ -5,13 +5,14 @@ input is refused the same way everywhere: 422 with the field named.
 """
 
 from datetime import datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
 from django.utils import timezone
 from ninja import Field, Schema
 from ninja.schema import DjangoGetter
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, model_validator
 
+from memory.core.errors import ERROR_CODES
 from memory.core.hygiene import spoken_text
 
 MAX_MESSAGE_CHARS = 8000
@@ -91,12 +92,23 @@ AssistantText = Annotated[
 ]
 
 
+ErrorCode = Literal[ERROR_CODES]  # type: ignore[valid-type]
+
+
+class ErrorItemOut(Schema):
+    field: str
+    msg: str
+    type: str
+
+
 class ErrorOut(Schema):
     detail: str
-    code: str
-    field: str | None = None
+    code: ErrorCode = Field(description="What went wrong, for code to branch on.")
+    field: str | None = Field(
+        default=None, description="The field, header or scope concerned, when there is one."
+    )
     # For invalid input: every problem found, each with its location and message.
-    errors: list[dict] | None = None
+    errors: list[ErrorItemOut] | None = None
 
 
 class RequestSchema(Schema):

@@ -82,7 +82,7 @@ class MemoryOut(Schema):
     namespace: list[str]
     key: str
     content: str
-    type: str
+    type: MemoryTypeName
     metadata: dict[str, Any]
     entity_refs: list[str]
     entity_labels: dict[str, str]
@@ -90,8 +90,8 @@ class MemoryOut(Schema):
     importance: int
     pinned: bool
     memory_key: str
-    source: str
-    status: str
+    source: SourceName
+    status: StatusName
     confirmed: bool
     confidence: float
     supersedes_id: UUID | None

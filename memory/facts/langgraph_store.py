@@ -10,17 +10,19 @@ indexed fields (or the whole value as JSON). Writes replace the value and keep t
 as history, as every write to Clara's store does.
 
 Namespaces. Clara's namespaces have at least two labels: a root and an owner, whose pair (the
-scope) is the unit of locking, versioning and search caching. Every LangGraph namespace belongs
-to the store's organisation (`ClaraStore(organisation="<slug>")`, the default organisation's
-when not given: the one place it comes from) and is stored, as every organisation's own
-namespace is, under `("org", "<organisation id>", ...)` (memory/facts/tenancy.py): two
-organisations never meet, and a one-label namespace such as `("notes",)` is still two labels
-deep when stored. Reads translate back: get, search and list_namespaces return `("notes",)`,
-and other organisations' namespaces are never shown. A person's namespace,
-`("memories", "<person id>", ...)`, stays as it is, so an agent can read and write the memories
-of one of its organisation's people. A label Clara would refuse (one that starts or ends with
-whitespace, say `"alice\\n"`) is stored percent-quoted behind a leading period and read back
-as it was.
+scope) is the unit of locking, versioning and search caching. Every LangGraph namespace belongs to
+the store's organisation (`ClaraStore(organisation="<slug>")`, the default organisation's when not
+given: the one place it comes from; a named one that does not exist is an `UnknownOrganisation`
+error unless `create_organisation=True`) and is stored, as every organisation's own namespace is,
+under `("org", "<organisation id>", ...)` (memory/facts/tenancy.py): two organisations never meet,
+and a one-label namespace such as `("notes",)` is still two labels deep when stored. Reads
+translate back: get, search and list_namespaces return `("notes",)`, and other organisations'
+namespaces are never shown. A person's namespace, `("memories", "<person id>", ...)`, stays as it
+is, so an agent can read and write the memories of one of its organisation's people. The third
+label of a `("memories", <id>, <kind>)` namespace sets the memory type when it names one
+(`memory_type_of`), else `other`. A label Clara would refuse (one that starts or ends with
+whitespace, say `"alice\\n"`) is stored percent-quoted behind a leading period and read back as it
+was.
 
 Search. With `index` configured, each indexed field of an item (`index["fields"]`, default the
 whole value, `"$"`) gets its own vector from `index["embed"]` (a LangChain `Embeddings`, or a
@@ -87,10 +89,10 @@ from langgraph.store.base import (
 )
 
 from memory.conversations import tenancy
-from memory.conversations.models import Person
+from memory.conversations.models import Organisation, Person
 from memory.core.errors import DomainError, NotFound
 from memory.facts import search, store
-from memory.facts.models import Memory
+from memory.facts.models import Memory, MemoryType
 from memory.facts.namespaces import PERSON_ROOT
 from memory.facts.tenancy import ORG_ROOT
 
@@ -131,6 +133,31 @@ def _decode_label(label: str) -> str | None:
         return raw if _encode_label(raw) == label else None
     # LangGraph labels never hold a period: this one was written through Clara's own API.
     return None if "." in label else label
+
+
+class UnknownOrganisation(ValueError):
+    """The store names an organisation that does not exist (and may not be created)."""
+
+    def __init__(self, slug: str) -> None:
+        super().__init__(
+            f"No organisation {slug!r}. Check the name, or pass create_organisation=True to "
+            "ClaraStore to create it."
+        )
+
+
+def memory_type_of(namespace: Sequence[str]) -> str:
+    """The memory type a namespace's kind names: `("memories", <id>, "<kind>", ...)`, as Clara's
+    own person namespaces are laid out. The kind matches a type by name, ignoring case, `-` for
+    `_` and a plural `s` ("Preferences" is `preference`); any other kind, or a namespace of
+    another shape, is `other` (the kind stays in the namespace, where filters and prefixes see
+    it)."""
+    if len(namespace) < 3 or namespace[0] != PERSON_ROOT:
+        return MemoryType.OTHER
+    kind = namespace[2].strip().lower().replace("-", "_").replace(" ", "_")
+    for candidate in (kind, kind.removesuffix("s")):
+        if candidate in MemoryType.values:
+            return candidate
+    return MemoryType.OTHER
 
 
 def _check_organisation(organisation: str) -> None:
@@ -290,9 +317,14 @@ class ClaraStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         organisation: str | None = None,
+        create_organisation: bool = False,
     ) -> None:
         self.organisation = DEFAULT_ORGANISATION if organisation is None else organisation
         _check_organisation(self.organisation)
+        # A mistyped name must not open a new, empty organisation and write there unseen. No
+        # name at all is Clara's default organisation, made when missing as everywhere else in
+        # Clara (tenancy.default_caller): there is no name to mistype.
+        self.create_organisation = create_organisation or organisation is None
         self._organisation_id: str | None = None
         self._people: set[str] = set()
         self.ttl_config = ttl
@@ -434,12 +466,18 @@ class ClaraStore(BaseStore):
 
     @property
     def _org_id(self) -> str:
-        """The organisation's id, looked up (or made) on first use, not when the graph is built."""
+        """The organisation's id, looked up on first use, not when the graph is built; made
+        only with `create_organisation=True` (UnknownOrganisation otherwise)."""
         if self._organisation_id is None:
-            slug = self.organisation
+            slug, create = self.organisation, self.create_organisation
 
             def lookup() -> str:
-                return str(tenancy.organisation_get_or_create(slug).pk)
+                if create:
+                    return str(tenancy.organisation_get_or_create(slug).pk)
+                found = Organisation.objects.filter(slug=slug).values_list("pk", flat=True)
+                if not found:
+                    raise UnknownOrganisation(slug)
+                return str(found[0])
 
             self._organisation_id = _off_loop(lookup) if _loop_running() else lookup()
         return self._organisation_id
@@ -617,6 +655,7 @@ class ClaraStore(BaseStore):
             key=step.key,
             content=step.content,
             metadata=dict(op.value),
+            type=memory_type_of(op.namespace),
             source=Memory.Source.TOOL,
             replace=True,
             embed=False,

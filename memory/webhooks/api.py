@@ -8,7 +8,7 @@ from pydantic import Field
 
 from memory.conversations import tenancy
 from memory.conversations.models import Scope
-from memory.core.schemas import ERRORS, RequestSchema, Text
+from memory.core.schemas import ERRORS, ErrorOut, RequestSchema, Text
 from memory.webhooks import services
 from memory.webhooks.models import WebhookEvent
 
@@ -24,7 +24,17 @@ class WebhookIn(RequestSchema):
 
 class WebhookCreatedOut(Schema):
     id: UUID
-    secret: str = Field(description="Signs every delivery (X-Clara-Signature); shown only now.")
+    secret: str = Field(
+        description="Signs every delivery (Standard Webhooks: whsec_ + base64); shown only now."
+    )
+
+
+class WebhookSecretOut(Schema):
+    id: UUID
+    secret: str = Field(description="The new signing secret (whsec_ + base64); shown only now.")
+    previous_secret_expires_at: datetime = Field(
+        description="Until then the previous secret signs too (a second v1 signature)."
+    )
 
 
 class WebhookOut(Schema):
@@ -69,3 +79,21 @@ def delete_webhook(request, webhook_id: UUID):
     caller = tenancy.request_caller(request, Scope.ADMIN)
     services.webhook_delete(organisation_id=caller.organisation_id, webhook_id=webhook_id)
     return Status(204, None)
+
+
+@router.post(
+    "/webhooks/{webhook_id}/rotate-secret",
+    response={200: WebhookSecretOut, 403: ErrorOut, **ERRORS},
+)
+def rotate_webhook_secret(request, webhook_id: UUID):
+    """Give a webhook a new secret; the previous one keeps signing beside it for
+    CLARA_WEBHOOK_SECRET_ROTATION_HOURS (24 by default). Another organisation's id: 404."""
+    caller = tenancy.request_caller(request, Scope.ADMIN)
+    webhook, secret = services.webhook_secret_rotate(
+        organisation_id=caller.organisation_id, webhook_id=webhook_id
+    )
+    return {
+        "id": webhook.id,
+        "secret": secret,
+        "previous_secret_expires_at": webhook.previous_secret_expires_at,
+    }

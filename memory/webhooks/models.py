@@ -31,8 +31,14 @@ class Webhook(models.Model):
     url = models.URLField(max_length=500)
     # Values of WebhookEvent.
     events = models.JSONField(default=list)
-    # Encrypted at rest; needed in the clear to sign each delivery. Shown once, at creation.
+    # Encrypted at rest; needed in the clear to sign each delivery. Shown once, at creation or
+    # rotation. Standard Webhooks' form: `whsec_` + standard base64 of the key bytes
+    # (memory/webhooks/signing.py).
     secret = EncryptedTextField()
+    # The secret a rotation replaced: it still signs deliveries (a second `v1,` signature) until
+    # previous_secret_expires_at, so the receiver can move to the new one without a gap.
+    previous_secret = EncryptedTextField(null=True, blank=True)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -45,6 +51,16 @@ class Webhook(models.Model):
     def __str__(self) -> str:
         return self.url
 
+    def previous_secret_at(self, now) -> str | None:
+        """The rotated-out secret if it still signs at `now`."""
+        if (
+            self.previous_secret
+            and self.previous_secret_expires_at
+            and (now < self.previous_secret_expires_at)
+        ):
+            return self.previous_secret
+        return None
+
 
 class WebhookDelivery(models.Model):
     """One event for one webhook: tried until delivered, or failed after the retry window."""
@@ -54,7 +70,7 @@ class WebhookDelivery(models.Model):
         DELIVERED = "delivered"
         FAILED = "failed"
 
-    # The delivery id sent with every attempt (X-Clara-Delivery).
+    # The delivery id sent with every attempt (webhook-id; X-Clara-Delivery while it is sent).
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
     event = models.CharField(max_length=32, choices=WebhookEvent.choices)

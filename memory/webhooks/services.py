@@ -1,10 +1,11 @@
 """Webhooks: registering them, emitting alert events, and delivering each one signed.
 
-Signing (docs/webhooks.md shows how to verify): the receiver gets `X-Clara-Delivery` (stable
-across attempts), `X-Clara-Event`, `X-Clara-Timestamp` (Unix seconds of this attempt) and
-`X-Clara-Signature: sha256=<hex>`, the HMAC-SHA256 with the webhook's secret of
-`<timestamp>.<body>`. A failed attempt (no answer in time, or any status outside 2xx) is tried
-again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS after the event, then marked failed.
+Signing follows Standard Webhooks (signing.py; docs/webhooks.md shows how to verify with the
+standard's libraries): `webhook-id` (stable across attempts), `webhook-timestamp` and
+`webhook-signature: v1,<base64>`, two signatures while a rotated secret's predecessor is still
+valid; the deprecated `X-Clara-*` headers beside them for now. A failed attempt (no answer in time,
+or any status outside 2xx) is tried again with exponential backoff until CLARA_WEBHOOK_RETRY_HOURS
+after the event, then marked failed.
 
 Where a delivery may go: only to addresses on the public internet (`ipaddress`'s `is_global`; an IPv6
 address that carries an IPv4 one, NAT64, 6to4, SIIT, IPv4-compatible or -mapped, by the IPv4 inside;
@@ -18,11 +19,8 @@ changes its answer between the check and the connection reaches nothing new. Red
 followed.
 """
 
-import hashlib
-import hmac
 import ipaddress
 import json
-import secrets
 import socket
 import uuid
 from datetime import datetime, timedelta
@@ -35,6 +33,7 @@ from django.utils import timezone
 
 from clara.client_ip import in_networks
 from memory.core.errors import Invalid, NotFound
+from memory.webhooks import signing
 from memory.webhooks.models import Webhook, WebhookDelivery, WebhookEvent
 
 MAX_WEBHOOKS_PER_ORGANISATION = 20
@@ -180,10 +179,35 @@ def webhook_create(
         MAX_WEBHOOKS_PER_ORGANISATION
     ):
         raise Invalid("This organisation has as many webhooks as it may.", field="url")
-    secret = "whsec_" + secrets.token_urlsafe(32)
+    secret = signing.secret_new()
     webhook = Webhook.objects.create(
         organisation_id=organisation_id, url=url, events=events, secret=secret
     )
+    return webhook, secret
+
+
+def webhook_secret_rotate(
+    *, organisation_id: uuid.UUID, webhook_id: uuid.UUID, now: datetime | None = None
+) -> tuple[Webhook, str]:
+    """Give a webhook a new secret; the current one keeps signing beside it for
+    CLARA_WEBHOOK_SECRET_ROTATION_HOURS. Rotating again inside that window drops the oldest.
+    Another organisation's id is unknown (404)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        webhook = (
+            Webhook.objects.select_for_update()
+            .filter(organisation_id=organisation_id, id=webhook_id)
+            .first()
+        )
+        if webhook is None:
+            raise NotFound("No webhook with this id.", field="webhook_id")
+        secret = signing.secret_new()
+        webhook.previous_secret = webhook.secret
+        webhook.previous_secret_expires_at = now + timedelta(
+            hours=settings.CLARA_WEBHOOK_SECRET_ROTATION_HOURS
+        )
+        webhook.secret = secret
+        webhook.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at"])
     return webhook, secret
 
 
@@ -213,9 +237,13 @@ def event_emit(
         if event not in (webhook.events or []):
             continue
         delivery_id = uuid.uuid4()
+        # `type`, `timestamp` and `data`: the standard's payload shape; `id`, `event` and
+        # `created_at`: what receivers read before it, kept.
         payload = {
             "id": str(delivery_id),
+            "type": event,
             "event": event,
+            "timestamp": at.isoformat(),
             "created_at": at.isoformat(),
             "data": data,
         }
@@ -235,12 +263,6 @@ def event_emit(
         tasks.deliver_webhook.delay_on_commit(str(delivery.id))
         made.append(delivery)
     return made
-
-
-def signature(*, secret: str, timestamp: int, body: bytes) -> str:
-    """`sha256=<hex>`: HMAC-SHA256 of `<timestamp>.<body>` with the webhook's secret."""
-    digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
-    return "sha256=" + digest.hexdigest()
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -263,19 +285,22 @@ def delivery_attempt(*, delivery_id: uuid.UUID, now: datetime | None = None) -> 
         return delivery
     body = json.dumps(delivery.payload, separators=(",", ":"), sort_keys=True).encode()
     timestamp = int(now.timestamp())
+    webhook = delivery.webhook
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "Clara-Webhooks/1",
-        "X-Clara-Delivery": str(delivery.id),
-        "X-Clara-Event": delivery.event,
-        "X-Clara-Timestamp": str(timestamp),
-        "X-Clara-Signature": signature(
-            secret=delivery.webhook.secret, timestamp=timestamp, body=body
+        **signing.headers(
+            message_id=str(delivery.id),
+            event=delivery.event,
+            timestamp=timestamp,
+            body=body,
+            secret=webhook.secret,
+            previous_secret=webhook.previous_secret_at(now),
         ),
     }
     status_code, error = None, ""
     try:
-        response = _post(delivery.webhook.url, content=body, headers=headers)
+        response = _post(webhook.url, content=body, headers=headers)
         status_code = response.status_code
         if not 200 <= status_code < 300:
             error = f"HTTP {status_code}"

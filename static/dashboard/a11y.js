@@ -86,4 +86,16 @@
     var question = form.getAttribute && form.getAttribute("data-confirm");
     if (question && !window.confirm(question)) evt.preventDefault();
   }, true);
+
+  // A note's "Seen by: ..." follows its writer's choice of readers (a box or a radio button
+  // carrying data-seen-by, the hint named by aria-controls).
+  document.addEventListener("change", function (evt) {
+    var input = evt.target;
+    var text = input.getAttribute && input.getAttribute("data-seen-by");
+    if (text === null || text === undefined) return;
+    var hint = document.getElementById(input.getAttribute("aria-controls"));
+    if (!hint) return;
+    if (input.type === "checkbox" && !input.checked) text = input.getAttribute("data-seen-by-off");
+    hint.textContent = text;
+  });
 })();

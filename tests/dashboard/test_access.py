@@ -41,7 +41,9 @@ ROUTES = {
     "session": ("get", VIEW),
     "session_transcript": ("get", TRANSCRIPTS),
     "alert_status": ("post", CONFIRM),  # claiming and resolving: who may act (rights.py)
-    "alert_note": ("post", VIEW),
+    # Handover notes: those who answer alerts (family in a care home write on the notes panel).
+    "alert_note": ("post", CONFIRM),
+    "family_digest": ("post", VIEW),  # one's own weekly summary, from the family page
     "person_notes": ("get", VIEW),
     "person_notes:post": ("post", VIEW),  # family write notes too (for the whole team)
     "alert_routing": ("get", VIEW),
@@ -104,6 +106,7 @@ PUBLIC_OR_OWN = {
     "password_reset_done",
     "password_reset_confirm",
     "password_reset_complete",
+    "fhir_code_system",  # codes about no one: tests/dashboard/test_fhir.py
     # A login's own second factor (test_own_second_factor_pages_need_the_second_factor below;
     # tests/dashboard/test_two_factor.py for what they do).
     "two_factor_manage",
@@ -134,6 +137,8 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
     elif name == "alert_note":
         args.append(alert.id)
         data = {"note": "Called her daughter, she is fine"}
+    elif name == "family_digest":
+        data = {"weekly_digest": "on"}
     elif name == "person_notes" and method == "post":
         data = {"text": "Slept badly, ask about the garden", "visibility": "team"}
     elif name == "team_add":

@@ -50,9 +50,10 @@ def _path(link: str) -> str:
     return "/" + link.split("/", 3)[3]
 
 
-def _accept(path, username="newcarer", password=NEW_PASSWORD, client=None):
+def _accept(path, username="newcarer", password=NEW_PASSWORD, client=None, **names):
+    data = {"first_name": "Claire", "last_name": "Morgan", **names}
     return (client or Client()).post(
-        path, {"username": username, "password1": password, "password2": password}
+        path, {"username": username, "password1": password, "password2": password, **data}
     )
 
 
@@ -71,6 +72,7 @@ def test_an_invitation_arrives_by_email_and_its_link_makes_a_login_once(admin, p
     assert _accept(path).status_code == 302
     user = get_user_model().objects.get(username="newcarer")
     assert user.email == "new.carer@family.example"
+    assert user.get_full_name() == "Claire Morgan"  # pages name her, not her login
     assert user.check_password(NEW_PASSWORD)
     assert OrganisationMembership.objects.filter(user=user, organisation=person.organisation)
     membership = CareTeamMembership.objects.get(user=user, person=person)
@@ -442,3 +444,18 @@ def test_an_admin_keeps_the_second_factor_after_changing_the_password(admin):
 def test_changing_a_password_needs_a_login():
     response = Client().get(reverse("dashboard:password_change"))
     assert response.status_code == 302 and reverse("dashboard:login") in response["Location"]
+
+
+def test_the_sign_up_asks_for_a_name_and_refuses_without_a_first_name(admin, person, smtp_server):
+    _invite(client_for(admin), person.organisation, person=str(person.id))
+    path = _path(_link(smtp_server))
+    page = Client().get(path).content.decode()
+    assert 'name="first_name"' in page and 'autocomplete="given-name"' in page
+    assert 'name="last_name"' in page and 'autocomplete="family-name"' in page
+    response = _accept(path, first_name="  ", last_name="Morgan")
+    assert response.status_code == 400
+    assert "first_name" in response.context["form"].errors
+    assert not get_user_model().objects.filter(username="newcarer").exists()
+    # One name is enough for someone who goes by one.
+    assert _accept(path, first_name="Madonna", last_name="").status_code == 302
+    assert get_user_model().objects.get(username="newcarer").get_full_name() == "Madonna"

@@ -155,6 +155,27 @@ def test_the_audit_pages_newest_first_across_both_tables(alice, person, default_
     }
 
 
+def test_the_audit_names_people_not_logins(boss, default_org, alice, person):
+    """A login with a name is shown by its name; an operator too (the login stays on the row)."""
+    from django.contrib.auth import get_user_model
+
+    alice.first_name, alice.last_name = "Alice", "Lee"
+    alice.save()
+    get_user_model().objects.create_user("root", first_name="Rita", last_name="Okoye")
+    client_for(alice).get(reverse("dashboard:person", args=[person.id]))
+    audit.record(
+        organisation_id=default_org.pk,
+        channel="admin",
+        actor="user:root",
+        action="admin_messages",
+        outcome="allowed",
+        person_id=person.id,
+    )
+    content = client_for(boss).get(_audit_url(default_org)).content.decode()
+    assert "<td>Alice Lee</td>" in content and "<td>alice</td>" not in content
+    assert "operator Rita Okoye" in content and "operator root" not in content
+
+
 # --- Filters (issue 32) ---------------------------------------------------------------------
 
 

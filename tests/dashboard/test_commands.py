@@ -39,6 +39,16 @@ def test_demo_is_admin_of_everyone_and_family_may_not_read_conversations(person,
     assert authenticate(request, username="demo", password="pw-for-the-demo") is not None
 
 
+def test_demo_logins_have_people_s_names(person):
+    """Pages name people, never logins: the demo's logins have full names."""
+    from django.contrib.auth import get_user_model
+
+    run("--force", "--password", "pw-for-the-demo")
+    users = get_user_model().objects.filter(username__in=["demo", "family", "orgadmin"])
+    names = {u.username: u.get_full_name() for u in users}
+    assert names == {"demo": "Sam Taylor", "family": "Claire Morgan", "orgadmin": "Priya Shah"}
+
+
 def test_running_it_again_resets_the_password_and_adds_nothing(person):
     run("--force", "--password", "first-password")
     output = run("--force")
@@ -109,3 +119,18 @@ def test_the_team_admin_logs_in_with_its_printed_authenticator_key(person):
     response = client.post(reverse("dashboard:two_factor"), {"token": code, "next": "/"})
     assert response.status_code == 302
     assert client.get("/").status_code == 200
+
+
+def test_a_fresh_demo_shows_no_time_zone_warning(db):
+    """What a new user sees first: the demo's people have their zone, so no yellow UTC notice
+    on the staff page or the family page."""
+    from memory.models import Person
+
+    call_command("load_demo", "--people", "1", "--days", "1", stdout=io.StringIO())
+    run("--force", "--password", "pw-for-the-demo")
+    person = Person.objects.get()
+    for username in ("demo", "family"):
+        user = CareTeamMembership.objects.get(user__username=username).user
+        page = client_for(user).get(f"/people/{person.id}/")
+        assert page.status_code == 200
+        assert 'id="zone-notice"' not in page.content.decode(), username

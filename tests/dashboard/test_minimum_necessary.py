@@ -113,6 +113,7 @@ POST_ONLY = {
     "profile_memory",
     "family_contact_remove",
     "two_factor_recovery",
+    "family_digest",
 }
 
 

@@ -43,7 +43,7 @@ def test_a_note_is_added_without_reloading_the_page_and_says_who_and_when(person
     assert content.lstrip().startswith('<section class="panel" id="notes"')  # the panel only
     assert STAFF_NOTE in content
     assert "<strong>sam</strong>, today at" in content
-    assert "care staff only" in content
+    assert 'badge seen-by">Seen by: staff of Peggy&#x27;s care team</span>' in content
     assert 'data-announce-now="Note added."' in content
     note = CaregiverNote.objects.get()
     assert (note.author_name, note.visibility, note.person_id) == ("sam", "staff", person.id)
@@ -154,3 +154,22 @@ def test_an_outsider_cannot_add_a_note(person, charlie):
     response = _add(client_for(charlie), person, TEAM_NOTE, **HX)
     assert response.status_code == 404
     assert not CaregiverNote.objects.exists()
+
+
+def test_notes_and_timelines_name_their_writer_as_named_now(person, alert, sam):
+    """Written while the login had no name (it said "sam"), read once it has one: the name."""
+    sam.first_name = ""
+    sam.save()
+    _add(client_for(sam), person, TEAM_NOTE)
+    delivery.note_add(alert=alert, user=sam, text="Called her daughter, she is fine")
+    assert CaregiverNote.objects.get().author_name == "sam"
+    sam.first_name, sam.last_name = "Sam", "Okafor"
+    sam.save()
+    notes = client_for(sam).get(_url(person), headers=HX).content.decode()
+    assert notes.count("<strong>Sam Okafor</strong>") == 2 and "<strong>sam</strong>" not in notes
+    alerts = (
+        client_for(sam)
+        .get(reverse("dashboard:person_alerts", args=[person.id]), headers=HX)
+        .content.decode()
+    )
+    assert "Sam Okafor wrote" in alerts and "sam wrote" not in alerts

@@ -244,3 +244,31 @@ def test_erase_removes_the_person_and_their_team_and_keeps_an_anonymous_audit(
     assert {"view_person", "erase"} <= {row["action"] for row in rows}
     assert all(row["person_id"] is None for row in rows)
     assert not any("Nana" in " ".join(map(str, row.values())) for row in rows)
+
+
+def test_full_name_and_identifier_on_record_are_encrypted_and_the_identifier_is_staff_s(
+    person, alice_client, bob_client
+):
+    from django.db import connection
+
+    alice_client.post(
+        section_url(person, "name"),
+        {"preferred_name": "Peggy", "full_name": "Margaret Collins", "identifier": "RH-0142"},
+        headers=HX,
+    )
+    person.refresh_from_db()
+    assert (person.full_name, person.identifier) == ("Margaret Collins", "RH-0142")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT full_name, identifier FROM people WHERE full_name IS NOT NULL")
+        (stored,) = cursor.fetchall()
+    assert all(value.startswith("enc:") for value in stored) and "Collins" not in stored[0]
+    # Family see and correct the full name; the identifier is neither shown to nor set by them.
+    page = bob_client.get(section_url(person, "name") + "?edit=1", headers=HX).content.decode()
+    assert "Margaret Collins" in page and "RH-0142" not in page and 'name="identifier"' not in page
+    bob_client.post(
+        section_url(person, "name"),
+        {"preferred_name": "Peggy", "full_name": "Margaret Ann Collins", "identifier": "X"},
+        headers=HX,
+    )
+    person.refresh_from_db()
+    assert (person.full_name, person.identifier) == ("Margaret Ann Collins", "RH-0142")

@@ -64,6 +64,8 @@ def test_an_invitation_sent_accepted_and_used_to_log_in(
     invitee.goto(link)
     invitee.wait_for_selector("h1:has-text('Join')")
     _clean(invitee, "accept")
+    invitee.fill("#id_first_name", "Claire")
+    invitee.fill("#id_last_name", "Morgan")
     invitee.fill("#id_username", "newcarer")
     invitee.fill("#id_password1", "short")
     invitee.fill("#id_password2", "short")
@@ -80,6 +82,8 @@ def test_an_invitation_sent_accepted_and_used_to_log_in(
     invitee.fill("#id_password", NEW_PASSWORD)
     invitee.click("button.primary")
     invitee.wait_for_url(f"{live_server.url}/")
+    # Pages name her by the name she gave, not her login.
+    assert invitee.locator("header .who").inner_text() == "Claire Morgan"
     assert invitee.locator(".card").count() == 1
     shoot(invitee, f"invite-joined-{size}")
     # The link is spent.

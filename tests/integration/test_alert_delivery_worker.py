@@ -97,7 +97,7 @@ def test_a_fall_reaches_email_and_webhook_through_the_worker(stack):
     assert smtp.recipients == [["nurse@sunrise.example"]]
     assert "Margaret" in smtp.messages[0]["Subject"]
     assert "fallen" not in SmtpServer.text(smtp.messages[0]).replace("may have fallen", "")
-    assert receiver.requests[0].headers["x-clara-event"] == "alert.raised"
+    assert receiver.requests[0].json["type"] == "alert.raised"
     assert _until(lambda: WebhookDelivery.objects.filter(status="delivered").count() == 1)
 
 
@@ -119,9 +119,9 @@ def test_the_worker_retries_a_receiver_that_fails_twice(stack):
     client.send_task("memory.tasks.deliver_webhook", args=[str(made.id)])
 
     assert _until(lambda: len(receiver.requests) >= 3)
-    assert {r.headers["x-clara-delivery"] for r in receiver.requests} == {str(made.id)}
+    assert {r.headers["webhook-id"] for r in receiver.requests} == {str(made.id)}
     assert _until(lambda: WebhookDelivery.objects.get(id=made.id).status == "delivered")
     row = WebhookDelivery.objects.get(id=made.id)
     assert row.attempts == 3
     # Each attempt is signed anew; the backoff schedule itself is tested in test_webhooks.py.
-    assert len({r.headers["x-clara-timestamp"] for r in receiver.requests}) >= 2
+    assert len({r.headers["webhook-timestamp"] for r in receiver.requests}) >= 2

@@ -342,3 +342,16 @@ def test_loading_everyone_at_once_writes_what_loading_in_turn_writes(monkeypatch
 
     assert _snapshot() == at_once
     assert sorted(Session.objects.values_list("id", "session_summary")) == summaries
+
+
+def test_demo_people_have_a_home_a_time_zone_and_a_name_on_record():
+    """A new user's demo looks like a real organisation: no "time zone not set" warning, and
+    a full name and identifier for the clinician report."""
+    from memory.core.person import CaregiverContext
+
+    plan = demo.build_plan(people=7, days=1)
+    for person in plan.people:
+        about = CaregiverContext.from_blob(person.caregiver_context)
+        assert about.zone_set and about.home
+        assert len(person.full_name.split()) >= 2 and person.identifier
+    assert len({p.identifier for p in plan.people}) == 7

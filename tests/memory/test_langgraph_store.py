@@ -26,7 +26,12 @@ from langgraph.store.base import (
 
 from memory.core.embeddings import get_embedder
 from memory.facts import search, store
-from memory.facts.langgraph_store import DEFAULT_ORGANISATION, AsyncClaraStore, ClaraStore
+from memory.facts.langgraph_store import (
+    DEFAULT_ORGANISATION,
+    AsyncClaraStore,
+    ClaraStore,
+    UnknownOrganisation,
+)
 from memory.models import Memory, Organisation, Person
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +167,8 @@ def test_one_label_namespaces_round_trip_through_the_organisation(lg):
 
 
 def test_one_label_namespaces_are_the_organisations_own():
-    ours = ClaraStore(organisation="care-home-a")
+    ours = ClaraStore(organisation="care-home-a", create_organisation=True)
+    Organisation.objects.create(slug="care-home-b", name="Care home B")
     theirs = ClaraStore(organisation="care-home-b")
     ours.put(("notes",), "k", {"text": "ours"})
     theirs.put(("notes",), "k", {"text": "theirs"})
@@ -177,6 +183,55 @@ def test_one_label_namespaces_are_the_organisations_own():
     assert theirs.list_namespaces() == [("notes",)]
     with pytest.raises(ValueError, match="organisation"):
         ClaraStore(organisation=" spaced ")
+
+
+def test_an_unknown_organisation_is_an_error_and_nothing_is_created():
+    Organisation.objects.create(slug="sunrise-care", name="Sunrise")
+    mistyped = ClaraStore(organisation="sunrise-cars")
+    before = Organisation.objects.count()
+    with pytest.raises(UnknownOrganisation, match="sunrise-cars.*create_organisation=True"):
+        mistyped.put(("notes",), "k", {"text": "tea at four"})
+    with pytest.raises(UnknownOrganisation):
+        mistyped.search(("notes",))
+    assert Organisation.objects.count() == before
+    assert not Memory.objects.filter(key="k").exists()
+    # The right name reaches the existing organisation; creating one is explicit.
+    ClaraStore(organisation="sunrise-care").put(("notes",), "k", {"text": "tea at four"})
+    made = ClaraStore(organisation="new-home", create_organisation=True)
+    made.put(("notes",), "k", {"text": "hello"})
+    assert Organisation.objects.filter(slug="new-home").exists()
+    assert Memory.objects.filter(key="k").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("preference", "preference"),
+        ("Preferences", "preference"),
+        ("life-story", "life_story"),
+        ("people", "people"),
+        ("event", "event"),
+        ("semantic", "other"),  # not a Clara type: other, the kind stays in the namespace
+    ],
+)
+def test_the_namespaces_kind_sets_the_memory_type_of_a_persons_memory(lg, kind, expected):
+    now = timezone.now()
+    person = Person.objects.create(display_name="Nana", created_at=now, last_active_at=now)
+    lg.put(("memories", str(person.id), kind), "k", {"text": "tea with two sugars"})
+    row = Memory.objects.get(key="k")
+    assert row.person_id == person.id and row.type == expected
+    assert lg.get(("memories", str(person.id), kind), "k").value == {"text": "tea with two sugars"}
+
+
+def test_the_kind_sets_the_type_in_the_organisations_own_namespaces_too(lg):
+    lg.put(("memories", "user-9", "routine"), "a", {"text": "walks at ten"})
+    lg.put(("memories", "user-9"), "b", {"text": "no kind"})
+    lg.put(("notes", "user-9", "routine"), "c", {"text": "another shape"})
+    assert dict(Memory.objects.values_list("key", "type")) == {
+        "a": "routine",
+        "b": "other",
+        "c": "other",
+    }
 
 
 def test_a_one_label_memories_namespace_is_never_a_persons(lg):

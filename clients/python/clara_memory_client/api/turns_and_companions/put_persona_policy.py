@@ -1,0 +1,230 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_out import ErrorOut
+from ...models.persona_policy_in import PersonaPolicyIn
+from ...models.persona_policy_out import PersonaPolicyOut
+from ...types import Response
+
+
+def _get_kwargs(
+    slug: str,
+    *,
+    body: PersonaPolicyIn,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/api/v1/personas/{slug}".format(
+            slug=quote(str(slug), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorOut | PersonaPolicyOut | None:
+    if response.status_code == 200:
+        response_200 = PersonaPolicyOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorOut.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorOut.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorOut.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorOut.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorOut.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = ErrorOut.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorOut | PersonaPolicyOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: PersonaPolicyIn,
+) -> Response[ErrorOut | PersonaPolicyOut]:
+    """Persona Policy
+
+     Create a persona or set its memory policy (continuous refused while anyone in care uses it).
+
+    Args:
+        slug (str):
+        body (PersonaPolicyIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorOut | PersonaPolicyOut]
+    """
+
+    kwargs = _get_kwargs(
+        slug=slug,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: PersonaPolicyIn,
+) -> ErrorOut | PersonaPolicyOut | None:
+    """Persona Policy
+
+     Create a persona or set its memory policy (continuous refused while anyone in care uses it).
+
+    Args:
+        slug (str):
+        body (PersonaPolicyIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorOut | PersonaPolicyOut
+    """
+
+    return sync_detailed(
+        slug=slug,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: PersonaPolicyIn,
+) -> Response[ErrorOut | PersonaPolicyOut]:
+    """Persona Policy
+
+     Create a persona or set its memory policy (continuous refused while anyone in care uses it).
+
+    Args:
+        slug (str):
+        body (PersonaPolicyIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorOut | PersonaPolicyOut]
+    """
+
+    kwargs = _get_kwargs(
+        slug=slug,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: PersonaPolicyIn,
+) -> ErrorOut | PersonaPolicyOut | None:
+    """Persona Policy
+
+     Create a persona or set its memory policy (continuous refused while anyone in care uses it).
+
+    Args:
+        slug (str):
+        body (PersonaPolicyIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorOut | PersonaPolicyOut
+    """
+
+    return (
+        await asyncio_detailed(
+            slug=slug,
+            client=client,
+            body=body,
+        )
+    ).parsed

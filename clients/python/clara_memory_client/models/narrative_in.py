@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.narrative_in_mode import NarrativeInMode
+
+T = TypeVar("T", bound="NarrativeIn")
+
+
+@_attrs_define
+class NarrativeIn:
+    """
+    Attributes:
+        id (str):
+        mode (NarrativeInMode):
+        category (str):
+    """
+
+    id: str
+    mode: NarrativeInMode
+    category: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        mode = self.mode.value
+
+        category = self.category
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "id": id,
+                "mode": mode,
+                "category": category,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        mode = NarrativeInMode(d.pop("mode"))
+
+        category = d.pop("category")
+
+        narrative_in = cls(
+            id=id,
+            mode=mode,
+            category=category,
+        )
+
+        narrative_in.additional_properties = d
+        return narrative_in
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

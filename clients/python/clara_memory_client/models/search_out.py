@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.search_hit_out import SearchHitOut
+
+
+T = TypeVar("T", bound="SearchOut")
+
+
+@_attrs_define
+class SearchOut:
+    """
+    Attributes:
+        items (list[SearchHitOut]):
+        entity_cards (list[str]):
+    """
+
+    items: list[SearchHitOut]
+    entity_cards: list[str]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        items = []
+        for items_item_data in self.items:
+            items_item = items_item_data.to_dict()
+            items.append(items_item)
+
+        entity_cards = self.entity_cards
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "items": items,
+                "entity_cards": entity_cards,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.search_hit_out import SearchHitOut
+
+        d = dict(src_dict)
+        items = []
+        _items = d.pop("items")
+        for items_item_data in _items:
+            items_item = SearchHitOut.from_dict(items_item_data)
+
+            items.append(items_item)
+
+        entity_cards = cast(list[str], d.pop("entity_cards"))
+
+        search_out = cls(
+            items=items,
+            entity_cards=entity_cards,
+        )
+
+        search_out.additional_properties = d
+        return search_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
