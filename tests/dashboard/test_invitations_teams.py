@@ -66,7 +66,14 @@ def test_a_team_admin_invites_to_several_of_their_teams(
     link = re.search(r"https?://\S+", SmtpServer.text(smtp_server.messages[0])).group(0)
     path = "/" + link.split("/", 3)[3]
     Client().post(
-        path, {"username": "newcarer", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD}
+        path,
+        {
+            "first_name": "Claire",
+            "last_name": "Morgan",
+            "username": "newcarer",
+            "password1": NEW_PASSWORD,
+            "password2": NEW_PASSWORD,
+        },
     )
     joined = CareTeamMembership.objects.filter(user__username="newcarer")
     assert {(m.person_id, m.role) for m in joined} == {
