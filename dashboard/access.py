@@ -7,21 +7,28 @@ did not exist, so nothing about them leaks; a member whose role lacks what is as
 Every call that is allowed writes an audit row (who, which person, what, when); a refused member
 is audited too, and so is an outsider's probe (a logged-in login answered 404: `_record_not_found`).
 A background poll (`poll_since`) repeats the read its page recorded when it opened and writes
-nothing more. The people list and the organisation pages are scoped here as well.
+nothing more, and so do the panels a person page loads with itself (`part_since`): one row
+per page view. The people list and the organisation pages are scoped here as well.
 """
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils import timezone
 
 from dashboard import sessions
 from dashboard.models import AuditAction, AuditEvent, CareRole, CareTeamMembership
 from memory.models import Organisation, OrganisationMembership, Person
+
+# The person page loads its panels itself (htmx, "load"): each sends this header, and within
+# this window of the page's own audit row is not written again (dashboard.access.part_since).
+PART_HEADER = "X-Clara-Part"
+PAGE_PARTS_WINDOW = timedelta(minutes=5)
 
 
 class Need(StrEnum):
@@ -126,6 +133,7 @@ def get_person_for(
     object_id: str = "",
     audit_allowed: bool = True,
     poll_since: datetime | None = None,
+    part_since: datetime | None = None,
 ) -> Access:
     """The person, if `user` is in their care team with what `need` asks; audits the access.
 
@@ -135,7 +143,10 @@ def get_person_for(
     the caller writes the row once it knows the outcome (an erasure: done, or refused for a
     wrong confirmation). `poll_since`: the request is a background poll of a page opened in the
     login that began then (`poll_since(request)`); a read (or a probe) already on record since
-    then is not written again.
+    then is not written again, nor is it when the person page that holds the panel is.
+    `part_since`: the request is a panel the person page loads with itself
+    (`part_since(request)`); the page's row, written since then, stands for it: one row for one
+    page view.
     """
     if user is None or not user.is_authenticated:
         raise Http404("No such person.")
@@ -164,7 +175,13 @@ def get_person_for(
         raise PermissionDenied("Your role in this care team does not allow this.")
     if not audit_allowed:
         return Access(person=membership.person, membership=membership)
-    if poll_since and recorded_since(user, poll_since, action=action, person_id=person_id):
+    if poll_since and recorded_since(
+        user, poll_since, action=(action, AuditAction.VIEW_PERSON), person_id=person_id
+    ):
+        return Access(person=membership.person, membership=membership)
+    if part_since and recorded_since(
+        user, part_since, action=AuditAction.VIEW_PERSON, person_id=person_id
+    ):
         return Access(person=membership.person, membership=membership)
     audit_record(
         user=user,
@@ -225,16 +242,34 @@ def poll_since(request) -> datetime | None:
     return datetime.fromtimestamp(started, tz=UTC)
 
 
+def part_since(request) -> datetime | None:
+    """For a panel the person page loads with itself (a GET with `X-Clara-Part: 1`, which only
+    the page's placeholders send): the time since which the page's own read stands for it,
+    PAGE_PARTS_WINDOW back at most and never before the login began. None for anything else.
+
+    Trusted as far as `poll_since`: a request with the header but no page read on record in
+    that window is audited like any read.
+    """
+    if request.method not in ("GET", "HEAD") or request.headers.get(PART_HEADER) != "1":
+        return None
+    started = request.session.get(sessions.LOGIN_STARTED)
+    if not isinstance(started, int | float):
+        return None
+    return max(datetime.fromtimestamp(started, tz=UTC), timezone.now() - PAGE_PARTS_WINDOW)
+
+
 def recorded_since(
     user,
     since: datetime,
     *,
-    action: str,
+    action: str | tuple[str, ...],
     person_id: uuid.UUID | None = None,
     object_id: str | None = None,
 ) -> bool:
-    """Whether `user` has a row of `action` (for this person, or object) since `since`."""
-    rows = AuditEvent.objects.filter(user_id=user.pk, action=action, at__gte=since)
+    """Whether `user` has a row of `action` (or of one of several) for this person, or object,
+    since `since`."""
+    actions = (action,) if isinstance(action, str) else action
+    rows = AuditEvent.objects.filter(user_id=user.pk, action__in=actions, at__gte=since)
     if person_id is not None:
         rows = rows.filter(person_id=person_id)
     if object_id is not None:

@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from dashboard import access, params, selectors, words
+from dashboard import access, params, people_filter, selectors, words
 from dashboard.alerting import shift
 from dashboard.models import AuditAction
 from memory.core.person import person_zone
@@ -188,19 +188,29 @@ def home(request: HttpRequest) -> HttpResponse:
     """The shift at a glance; htmx (the minute's poll, a new sort) gets the table alone."""
     try:
         sort = _sort_of(request)
+        wanted = people_filter.people_filter_of(request)
     except params.BadParameter as bad:
         return bad.response()
     now = timezone.now()
-    rows = shift_rows(user=request.user, now=now, sort=sort)
-    needs = shift.needs_a_person(user=request.user, now=now, people=[row.person for row in rows])
+    everyone = shift_rows(user=request.user, now=now, sort=sort)
+    # What needs a person covers everyone, archived and inactive people too.
+    needs = shift.needs_a_person(
+        user=request.user, now=now, people=[row.person for row in everyone]
+    )
+    rows, hidden = people_filter.apply(
+        everyone, wanted, person=lambda row: row.person, name=lambda row: row.name
+    )
     since = access.poll_since(request)
     if not (since and access.recorded_since(request.user, since, action=AuditAction.VIEW_HOME)):
         access.organisations_read_record(
-            request.user, {row.person.organisation_id for row in rows}, AuditAction.VIEW_HOME
+            request.user, {row.person.organisation_id for row in everyone}, AuditAction.VIEW_HOME
         )
     context = {
         "needs": needs,
         "rows": rows,
+        "anyone": bool(everyone),
+        "hidden": hidden,
+        "filter": wanted,
         "sort": sort,
         "sorts": SORTS,
         "upset_hours": UPSET_HOURS,

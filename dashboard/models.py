@@ -106,6 +106,11 @@ class AuditAction(models.TextChoices):
     EDIT_MEMORY = "edit_memory", "changed a memory"
     FORGET_MEMORY = "forget_memory", "forgot a memory"
     EDIT_TEAM = "edit_team", "changed the care team"
+    # The profile's remembering controls (issue 32): remembering switched off or on (the object
+    # is "off" or "on"), and everything about one person or of one kind forgotten (the object is
+    # the kind of thing, "person" or the memory type: never a name).
+    EDIT_REMEMBERING = "edit_remembering", "switched remembering off or on"
+    FORGET_ABOUT = "forget_about", "forgot everything about one person or topic"
     VIEW_ERASE = "view_erase", "opened the erase page"
     ERASE = "erase", "erased the person"
     # Allowed to erase, but the typed name did not match: nothing was erased (allowed=False).

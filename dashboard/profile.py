@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from dashboard import profile_people, selectors, services, words
+from dashboard import profile_people, remembering, selectors, services, words
 from dashboard.access import MEMORY_ACTION_NEEDS, Access, Need, get_person_for
 from dashboard.forms import (
     AgreedAnswerForm,
@@ -136,6 +136,7 @@ def _context(access: Access, *, editing: str | None = None, form=None) -> dict:
             key: text.format(name=short_name) for key, text in profile_people.SOURCE_WORDS.items()
         },
         "routines": store.memory_list_for_person(access.person.id, type=MemoryType.ROUTINE),
+        **remembering.context(access),
     }
 
 

@@ -1270,26 +1270,27 @@ def _operator_names(events: list[AccessEvent]) -> dict[str, str]:
 
 
 def organisation_audit(
-    *, organisation: Organisation, page: int = 1, per_page: int = AUDIT_PER_PAGE
+    *,
+    organisation: Organisation,
+    page: int = 1,
+    per_page: int = AUDIT_PER_PAGE,
+    where=None,
 ) -> tuple[list[AuditRow], bool]:
     """One page of the organisation's audit, newest first, and whether there is an older page:
-    its caregivers' reads on the dashboard and its API keys' and operators' disclosures.
+    its caregivers' reads on the dashboard and its API keys' and operators' disclosures,
+    narrowed by `where` (dashboard.audit_filter.AuditFilter) when given.
 
     Two indexed reads (idx_audit_org_at, idx_access_org_at), each of the first page*per_page+1
     rows, merged by time.
     """
     wanted = page * per_page + 1
-    dashboard_rows = (
-        AuditEvent.objects.filter(organisation_id=organisation.pk)
-        .select_related("person", "user")
-        .order_by("-at", "-id")[:wanted]
-    )
-    access_rows = (
-        AccessEvent.objects.filter(organisation_id=organisation.pk)
-        .select_related("person")
-        .order_by("-at", "-id")[:wanted]
-    )
-    access_rows = list(access_rows)
+    dashboard_rows = AuditEvent.objects.filter(organisation_id=organisation.pk)
+    access_rows = AccessEvent.objects.filter(organisation_id=organisation.pk)
+    if where is not None:
+        dashboard_rows = where.dashboard_rows(dashboard_rows)
+        access_rows = where.access_rows(access_rows)
+    dashboard_rows = dashboard_rows.select_related("person", "user").order_by("-at", "-id")[:wanted]
+    access_rows = list(access_rows.select_related("person").order_by("-at", "-id")[:wanted])
     names = _operator_names(access_rows)
     merged = heapq.merge(
         (_dashboard_row(e) for e in dashboard_rows),

@@ -295,3 +295,36 @@ def fact_suggestion_decline(*, person: Person, memory: Memory) -> None:
 def fact_suggestions_of(*, person: Person) -> dict[str, FactSuggestion]:
     """Pending suggestions by memory id (as text, for templates)."""
     return {str(s.memory_id): s for s in FactSuggestion.objects.filter(person=person)}
+
+
+def remembering_set(*, person: Person, enabled: bool, user) -> Person:
+    """Switch remembering off or on for the person (the bot API's memory-settings service);
+    audited in the same transaction."""
+    with transaction.atomic():
+        person = store.person_memory_set_enabled(person_id=person.id, enabled=enabled)
+        audit_record(
+            user=user,
+            person_id=person.id,
+            action=AuditAction.EDIT_REMEMBERING,
+            object_id="on" if enabled else "off",
+            organisation_id=person.organisation_id,
+        )
+    return person
+
+
+def memories_forget_about(
+    *, person: Person, user, entity: str | None = None, type: str | None = None
+) -> int:
+    """Forget everything Clara remembers about one entity (`person:sarah`) or of one type, with
+    its history (the bot API's forget service); audited with the kind only, never the name.
+    Returns how many stored versions went."""
+    with transaction.atomic():
+        deleted = store.memories_forget(person_id=person.id, entity=entity, type=type)
+        audit_record(
+            user=user,
+            person_id=person.id,
+            action=AuditAction.FORGET_ABOUT,
+            object_id=entity.split(":", 1)[0] if entity else f"type:{type}",
+            organisation_id=person.organisation_id,
+        )
+    return deleted

@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import export, home, profile, two_factor, views
+from dashboard import export, home, profile, remembering, two_factor, views
 from dashboard.accounts import views as accounts
 from dashboard.alerting import noise as alerting_noise
 from dashboard.alerting import organisation as alerting_organisation
@@ -93,6 +93,12 @@ urlpatterns = [
         profile.family_contact_remove,
         name="family_contact_remove",
     ),
+    path(
+        f"{person}profile/remembering/",
+        remembering.remembering_section,
+        name="remembering",
+    ),
+    path(f"{person}profile/remembering/forget/", remembering.forget_about, name="forget_about"),
     path(
         f"{person}profile/<slug:section>/<uuid:memory_id>/<slug:action>/",
         profile.profile_memory,

@@ -20,7 +20,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap
 
-from dashboard import charts, conversation_search, minimum, params, selectors, services, words
+from dashboard import (
+    audit_filter,
+    charts,
+    conversation_search,
+    minimum,
+    params,
+    people_filter,
+    selectors,
+    services,
+    words,
+)
 from dashboard.access import (
     MEMORY_ACTION_NEEDS,
     Access,
@@ -31,6 +41,7 @@ from dashboard.access import (
     may_change_rights,
     organisations_of,
     organisations_read_record,
+    part_since,
     poll_since,
     recorded_since,
 )
@@ -53,7 +64,7 @@ from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import names, search, store
 from memory.insights.alerts import OUTCOMES_OFFERED
-from memory.models import Alert
+from memory.models import Alert, Person
 from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
@@ -106,13 +117,23 @@ def people(request: HttpRequest) -> HttpResponse:
 
     A login of several organisations sees each one's people under its name.
     """
+    try:
+        wanted = people_filter.people_filter_of(request)
+    except params.BadParameter as bad:
+        return bad.response()
     now = timezone.now()
-    cards = selectors.people_for_user(user=request.user, now=now)
+    everyone = selectors.people_for_user(user=request.user, now=now)
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
-    # longest waiting first); the rest as before, most recently active first.
-    needs = shift.needs_a_person(user=request.user, now=now, people=[card.person for card in cards])
+    # longest waiting first); the rest as before, most recently active first. It covers
+    # everyone, whatever the search: an alert is never hidden by a filter.
+    needs = shift.needs_a_person(
+        user=request.user, now=now, people=[card.person for card in everyone]
+    )
     lead = shift.lead_order(needs)
-    cards.sort(key=lambda card: lead.get(card.person.id, (True, True, float("inf"))))
+    everyone.sort(key=lambda card: lead.get(card.person.id, (True, True, float("inf"))))
+    cards, hidden = people_filter.apply(
+        everyone, wanted, person=lambda card: card.person, name=lambda card: card.name
+    )
     organisations = organisations_of(request.user)
     for member in organisations:  # the organisation's admins see webhook deliveries that failed
         member.failed_webhooks = (
@@ -128,21 +149,30 @@ def people(request: HttpRequest) -> HttpResponse:
             else []
         )
         member.staff = rights.organisation_staff(request.user, member.organisation_id)
+        # Its admins and its team admins invite (dashboard.accounts.services.Inviter).
+        member.may_invite = member.is_admin or any(
+            card.membership.role == CareRole.ADMIN
+            and card.person.organisation_id == member.organisation_id
+            for card in everyone
+        )
     groups = [
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations
     ]
     context = {
-        "team_admin": any(card.membership.role == CareRole.ADMIN for card in cards),
+        "team_admin": any(card.membership.role == CareRole.ADMIN for card in everyone),
         "cards": cards,
+        "anyone": bool(everyone),
         "groups": groups,
         "several": len(organisations) > 1,
         "needs": needs,
+        "filter": wanted,
+        "hidden": hidden,
     }
     # One read row per organisation shown, as on the home view; the list's minute poll repeats
     # what the page load disclosed and recorded, and is not written again.
     since = poll_since(request)
-    shown = {card.person.organisation_id for card in cards}
+    shown = {card.person.organisation_id for card in everyone}
     if shown and not (
         since and recorded_since(request.user, since, action=AuditAction.VIEW_PEOPLE)
     ):
@@ -163,12 +193,22 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
     org = get_organisation_for(request.user, slug, need=Need.ADMIN)
     try:
         page = params.page_number(request)
+        where = audit_filter.audit_filter_of(request, org.organisation)
     except params.BadParameter as bad:
         return bad.response()
-    rows, more = selectors.organisation_audit(organisation=org.organisation, page=page)
+    rows, more = selectors.organisation_audit(organisation=org.organisation, page=page, where=where)
     # Reading the audit is itself recorded (after the page's rows: this read is on the next).
     organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_AUDIT)
-    context = {"organisation": org.organisation, "rows": rows, "page": page, "more": more}
+    people = sorted(Person.objects.filter(organisation=org.organisation), key=selectors.person_name)
+    context = {
+        "organisation": org.organisation,
+        "rows": rows,
+        "page": page,
+        "more": more,
+        "filter": where,
+        "people": [(str(p.pk), selectors.person_name(p)) for p in people],
+        "kinds": audit_filter.kind_choices(),
+    }
     return render(request, "dashboard/audit.html", context)
 
 
@@ -199,7 +239,9 @@ def person(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_EMOTIONS)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_EMOTIONS, part_since=part_since(request)
+    )
     try:
         days = int(request.GET.get("days", selectors.TIMELINE_DAYS))
     except ValueError:
@@ -223,7 +265,9 @@ def person_emotions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_PATTERNS)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_PATTERNS, part_since=part_since(request)
+    )
     now = timezone.now()
     name = _short_name(access)
     heatmap = selectors.distress_heatmap(person=access.person, now=now)
@@ -248,7 +292,9 @@ def person_patterns(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_repetition(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_REPETITION)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_REPETITION, part_since=part_since(request)
+    )
     now = timezone.now()
     name = _short_name(access)
     subject = words.pronoun(access.person.caregiver_context)
@@ -309,7 +355,9 @@ def _agreed_answer_of(about: CaregiverContext, question) -> str | None:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_CALMING)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_CALMING, part_since=part_since(request)
+    )
     kinds, stories, conversations = selectors.what_calms(person=access.person, now=timezone.now())
     figure = charts.calming_figure(kinds, name=_short_name(access), conversations=conversations)
     context = {
@@ -326,7 +374,9 @@ def person_calming(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def person_sessions(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
-    access = get_person_for(request.user, person_id, action=AuditAction.VIEW_SESSIONS)
+    access = get_person_for(
+        request.user, person_id, action=AuditAction.VIEW_SESSIONS, part_since=part_since(request)
+    )
     try:
         page = params.page_number(request)
     except params.BadParameter as bad:
@@ -440,7 +490,11 @@ def person_alerts(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     # The panel refreshes itself every minute (X-Clara-Poll): the read recorded when the page
     # opened the panel stands for the polls that follow it in this login.
     access = get_person_for(
-        request.user, person_id, action=AuditAction.VIEW_ALERTS, poll_since=poll_since(request)
+        request.user,
+        person_id,
+        action=AuditAction.VIEW_ALERTS,
+        poll_since=poll_since(request),
+        part_since=part_since(request),
     )
     return _render(
         request, "dashboard/person_alerts.html", access, _alerts_context(access), partial="alerts"

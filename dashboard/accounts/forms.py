@@ -4,31 +4,36 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import UsernameField
 
+from dashboard.accounts.services import ROLES_LEAST_FIRST
 from dashboard.models import CareRole
 from dashboard.selectors import person_name
 
 
 class InvitationForm(forms.Form):
-    """Who to invite, and optionally into which care team of the organisation, with what role.
+    """Who to invite, into which care teams (several may be chosen), with what role.
 
-    Only the organisation's people can be chosen; any other id (unknown, or another
-    organisation's) gets the same answer.
+    Only the people the inviter may invite to can be chosen (dashboard.accounts.services.Inviter);
+    any other id (unknown, or another organisation's) gets the same answer. The role offered
+    first, and chosen unless changed, is the least right: family.
     """
 
     email = forms.EmailField(label="Their e-mail address", max_length=254)
-    person = forms.ModelChoiceField(
-        label="Care team to join (optional)",
+    people = forms.ModelMultipleChoiceField(
+        label="Care teams to join",
         queryset=None,
         required=False,
-        empty_label="None: the organisation only",
-        error_messages={"invalid_choice": "Choose someone from the list."},
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"invalid_choice": "Choose people from the list."},
     )
-    role = forms.ChoiceField(label="Role in the care team", choices=CareRole.choices)
+    role = forms.ChoiceField(
+        label="Role in those care teams",
+        choices=[(role.value, role.label) for role in ROLES_LEAST_FIRST],
+    )
 
     def __init__(self, *args, people, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["person"].queryset = people
-        self.fields["person"].label_from_instance = person_name
+        self.fields["people"].queryset = people
+        self.fields["people"].label_from_instance = person_name
         self.fields["role"].initial = CareRole.FAMILY
 
 

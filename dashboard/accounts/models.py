@@ -23,10 +23,11 @@ class Invitation(models.Model):
         Organisation, on_delete=models.CASCADE, related_name="+", db_index=False
     )
     email = models.EmailField()
-    # Optionally, a care team to join, with a role (never the transcript right: a team admin
-    # grants that on the team page).
-    person = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    # The care teams to join (none: the organisation only), all with one role (never the
+    # transcript right: a team admin grants that on the team page). Erasing a person takes them
+    # off the invitation.
+    people = models.ManyToManyField(
+        Person, blank=True, related_name="+", db_table="dashboard_invitation_people"
     )
     role = models.CharField(max_length=16, choices=CareRole.choices, blank=True, default="")
     invited_by = models.ForeignKey(

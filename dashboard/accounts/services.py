@@ -73,35 +73,108 @@ def existing_login(invitation: Invitation):
     )
 
 
+# Least right first: the order the form offers them, and what "above" means.
+ROLES_LEAST_FIRST = (CareRole.FAMILY, CareRole.STAFF, CareRole.ADMIN)
+
+
+class NotAllowed(Exception):
+    """The inviter may not invite to this (a person not theirs, a role above their own)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Inviter:
+    """Who invites into an organisation, and to what: its admins to any of its people's care
+    teams (or to the organisation alone), a team admin to the care teams they admin. The role
+    given is never above the inviter's own in each team chosen (an organisation's admin counts
+    as a team admin), so nobody hands out, or gives themselves, more than they hold."""
+
+    user: object
+    organisation: Organisation
+    organisation_admin: bool
+
+    def people(self):
+        """The people whose care teams this login may invite to (indexed by the care team's
+        unique (person, user) for a team admin)."""
+        people = Person.objects.filter(organisation=self.organisation)
+        if not self.organisation_admin:
+            people = people.filter(care_team__user_id=self.user.pk, care_team__role=CareRole.ADMIN)
+        return people.order_by("created_at")
+
+    def may_invite(self) -> bool:
+        return self.organisation_admin or self.people().exists()
+
+    def highest_role(self, people) -> str:
+        """The highest role this login may give in every one of these care teams."""
+        if self.organisation_admin:
+            return CareRole.ADMIN
+        held = dict(
+            CareTeamMembership.objects.filter(
+                user_id=self.user.pk, person__in=list(people)
+            ).values_list("person_id", "role")
+        )
+        ranks = [ROLES_LEAST_FIRST.index(held.get(p.pk, CareRole.FAMILY)) for p in people]
+        return ROLES_LEAST_FIRST[min(ranks, default=0)]
+
+    def check(self, *, email: str, people, role: str) -> None:
+        """NotAllowed (naming the field) unless this login may send this invitation."""
+        if email.casefold() == (self.user.email or "").casefold():
+            raise NotAllowed("email", "You cannot invite yourself.")
+        chosen = {p.pk for p in people}
+        if chosen - set(self.people().filter(pk__in=chosen).values_list("pk", flat=True)):
+            raise NotAllowed("people", "Choose people from the list.")
+        if not people and not self.organisation_admin:
+            raise NotAllowed("people", "Choose the people whose care team they will join.")
+        highest = self.highest_role(people)
+        if people and ROLES_LEAST_FIRST.index(role) > ROLES_LEAST_FIRST.index(highest):
+            raise NotAllowed("role", "You cannot invite someone to a role above your own.")
+
+
+def inviter_of(user, organisation: Organisation) -> Inviter:
+    """The login as an inviter into this organisation (it belongs to it: dashboard.access)."""
+    organisation_admin = OrganisationMembership.objects.filter(
+        user_id=user.pk, organisation=organisation, is_admin=True
+    ).exists()
+    return Inviter(user=user, organisation=organisation, organisation_admin=organisation_admin)
+
+
 def invitation_send(
     *,
-    organisation: Organisation,
+    inviter: Inviter,
     email: str,
-    person: Person | None,
+    people,
     role: str,
-    invited_by,
     accept_url,
 ) -> Invitation:
-    """Record an invitation, e-mail its link and audit it.
+    """Record an invitation, e-mail its link and audit it (a row for each person, or one for
+    the organisation).
 
     `accept_url(token)` makes the absolute link. The message names the organisation and who
-    invites, never the person cared for. A failed send leaves no pending invitation (the row is
-    rolled back) and raises the mail error.
+    invites, never the people cared for. Raises NotAllowed for what the inviter may not send
+    (Inviter.check). A failed send leaves no pending invitation (the row is rolled back) and
+    raises the mail error.
     """
+    people = list(people)
+    inviter.check(email=email, people=people, role=role)
+    invited_by = inviter.user
+    organisation = inviter.organisation
     with transaction.atomic():
         invitation = Invitation.objects.create(
             organisation=organisation,
             email=email,
-            person=person,
-            role=role if person is not None else "",
+            role=role if people else "",
             invited_by=invited_by,
         )
+        invitation.people.set(people)
         context = {
             "organisation": organisation,
             "inviter": invited_by.get_full_name() or invited_by.get_username(),
             "url": accept_url(invitation_token(invitation)),
             "days": max(1, max_age() // 86400),
-            "with_team": person is not None,
+            "with_team": bool(people),
         }
         send_mail(
             subject=f"You are invited to the Clara care dashboard of {organisation.name}",
@@ -109,14 +182,22 @@ def invitation_send(
             from_email=None,
             recipient_list=[email],
         )
-        audit_record(
-            user=invited_by,
-            person_id=person.id if person is not None else None,
-            action=AuditAction.INVITATION_SENT,
-            object_id=str(invitation.id),
-            organisation_id=organisation.id,
-        )
+        _audit_each(invitation, user=invited_by, action=AuditAction.INVITATION_SENT)
     return invitation
+
+
+def _audit_each(invitation: Invitation, *, user, action: str) -> None:
+    """One audit row for each person of the invitation (each person's audit shows it), or one
+    for the organisation when it names no one."""
+    people = list(invitation.people.values_list("pk", flat=True)) or [None]
+    for person_id in people:
+        audit_record(
+            user=user,
+            person_id=person_id,
+            action=action,
+            object_id=str(invitation.id),
+            organisation_id=invitation.organisation_id,
+        )
 
 
 def invitation_revoke(*, invitation: Invitation, user) -> bool:
@@ -126,13 +207,7 @@ def invitation_revoke(*, invitation: Invitation, user) -> bool:
             pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True
         ).update(revoked_at=timezone.now())
         if changed:
-            audit_record(
-                user=user,
-                person_id=invitation.person_id,
-                action=AuditAction.INVITATION_REVOKED,
-                object_id=str(invitation.id),
-                organisation_id=invitation.organisation_id,
-            )
+            _audit_each(invitation, user=user, action=AuditAction.INVITATION_REVOKED)
     return bool(changed)
 
 
@@ -185,27 +260,39 @@ def invitation_accept(
         OrganisationMembership.objects.get_or_create(
             organisation_id=invitation.organisation_id, user=user
         )
-        if invitation.person_id is not None:
+        # Only the organisation's own people (an invitation never reaches past it); a team the
+        # login is already in keeps its role.
+        for person_id in invitation.people.filter(
+            organisation_id=invitation.organisation_id
+        ).values_list("pk", flat=True):
             CareTeamMembership.objects.get_or_create(
-                person_id=invitation.person_id,
+                person_id=person_id,
                 user=user,
                 defaults={"role": invitation.role or CareRole.FAMILY},
             )
-        audit_record(
-            user=user,
-            person_id=invitation.person_id,
-            action=AuditAction.INVITATION_ACCEPTED,
-            object_id=str(invitation.id),
-            organisation_id=invitation.organisation_id,
-        )
+        _audit_each(invitation, user=user, action=AuditAction.INVITATION_ACCEPTED)
     return Accepted(user=user, created=created)
 
 
-def invitations_of(organisation: Organisation, *, limit: int = 50) -> list[Invitation]:
-    """The organisation's invitations, newest first, for its admins' page."""
+def _visible(inviter: Inviter):
+    rows = Invitation.objects.filter(organisation=inviter.organisation)
+    if not inviter.organisation_admin:
+        rows = rows.filter(invited_by_id=inviter.user.pk)
+    return rows
+
+
+def invitation_of(inviter: Inviter, invitation_id: uuid.UUID) -> Invitation | None:
+    """One invitation this login sees (None for any other: another's, another organisation's)."""
+    return _visible(inviter).filter(pk=invitation_id).first()
+
+
+def invitations_of(inviter: Inviter, *, limit: int = 50) -> list[Invitation]:
+    """The invitations this login sees, newest first, with their people: all of the
+    organisation's for its admins, a team admin's own."""
     return list(
-        Invitation.objects.filter(organisation=organisation)
-        .select_related("person", "invited_by", "accepted_by")
+        _visible(inviter)
+        .select_related("invited_by", "accepted_by")
+        .prefetch_related("people")
         .order_by("-created_at")[:limit]
     )
 

@@ -12,6 +12,7 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse, reverse_lazy
@@ -23,7 +24,7 @@ from dashboard.accounts.forms import InvitationForm, NewLoginForm
 from dashboard.accounts.models import Invitation
 from dashboard.accounts.reset_limits import LimitedPasswordResetView
 from dashboard.models import AuditAction
-from memory.models import Person
+from dashboard.selectors import person_name
 
 
 def _uuid(value) -> uuid.UUID | None:
@@ -33,22 +34,31 @@ def _uuid(value) -> uuid.UUID | None:
         return None
 
 
-def _people(organisation):
-    return Person.objects.filter(organisation=organisation).order_by("created_at")
+def _inviter(request: HttpRequest, slug: str) -> services.Inviter:
+    """The login as an inviter of the organisation: its admins and its team admins (403 for
+    other members, 404 for anyone outside it)."""
+    org = get_organisation_for(request.user, slug, need=Need.VIEW)
+    inviter = services.inviter_of(request.user, org.organisation)
+    if not inviter.may_invite():
+        raise PermissionDenied("Only the organisation's admins and team admins invite.")
+    return inviter
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def invitations(request: HttpRequest, slug: str) -> HttpResponse:
-    """The organisation's invitations and a form to send one (its admins only)."""
-    org = get_organisation_for(request.user, slug, need=Need.ADMIN)
-    people = _people(org.organisation)
+    """Invitations and a form to send one: the organisation's admins (any of its people, or
+    the organisation alone) and team admins (the care teams they admin)."""
+    inviter = _inviter(request, slug)
+    organisation = inviter.organisation
+    people = inviter.people()
     # "Invite someone to look after them" (a person with no care team yet, on the people list):
-    # that person chosen, as their team admin. An id not of this organisation chooses no one.
+    # that person chosen. An id not among the people offered chooses no one. The role stays
+    # the least right until the inviter changes it.
     initial = {}
     chosen = people.filter(id=_uuid(request.GET.get("person"))).first()
     if chosen is not None:
-        initial = {"person": chosen, "role": "admin"}
+        initial = {"people": [chosen]}
     form = InvitationForm(request.POST or None, people=people, initial=initial)
     status = 200
     if request.method == "POST":
@@ -56,29 +66,43 @@ def invitations(request: HttpRequest, slug: str) -> HttpResponse:
             data = form.cleaned_data
             try:
                 services.invitation_send(
-                    organisation=org.organisation,
+                    inviter=inviter,
                     email=data["email"],
-                    person=data["person"],
+                    people=data["people"],
                     role=data["role"],
-                    invited_by=request.user,
                     accept_url=lambda token: request.build_absolute_uri(
                         reverse("dashboard:invitation_accept", args=[token])
                     ),
                 )
+            except services.NotAllowed as refused:
+                form.add_error(refused.field, str(refused))
             except OSError:
                 # SMTP refused or unreachable (smtplib's errors are OSErrors): nothing was kept.
                 form.add_error("email", "The e-mail could not be sent. Please try again later.")
             else:
-                messages.success(request, f"Invitation sent to {data['email']}.")
+                names = ", ".join(person_name(p) for p in data["people"])
+                to = f" to the care team{'s' if len(data['people']) > 1 else ''} of {names}"
+                messages.success(
+                    request, f"Invitation sent to {data['email']}{to if names else ''}."
+                )
                 return redirect("dashboard:invitations", slug=slug)
         status = 400
     rows = [
-        {"invitation": invitation, "state": _state(invitation)}
-        for invitation in services.invitations_of(org.organisation)
+        {
+            "invitation": invitation,
+            "state": _state(invitation),
+            "people": [person_name(p) for p in invitation.people.all()],
+        }
+        for invitation in services.invitations_of(inviter)
     ]
     # The page lists who was invited to look after whom: a read of the organisation's, recorded.
-    organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_INVITATIONS)
-    context = {"organisation": org.organisation, "form": form, "rows": rows}
+    organisations_read_record(request.user, [organisation.pk], AuditAction.VIEW_INVITATIONS)
+    context = {
+        "organisation": organisation,
+        "form": form,
+        "rows": rows,
+        "organisation_admin": inviter.organisation_admin,
+    }
     return render(request, "dashboard/invitations.html", context, status=status)
 
 
@@ -95,9 +119,10 @@ def _state(invitation: Invitation) -> str:
 @login_required
 @require_POST
 def invitation_revoke(request: HttpRequest, slug: str, invitation_id: uuid.UUID) -> HttpResponse:
-    """Revoke a pending invitation of the organisation (another organisation's: 404)."""
-    org = get_organisation_for(request.user, slug, need=Need.ADMIN)
-    invitation = Invitation.objects.filter(pk=invitation_id, organisation=org.organisation).first()
+    """Revoke a pending invitation this login sees (another organisation's: 404)."""
+    inviter = _inviter(request, slug)
+    # Among the invitations this login sees: another's (or another organisation's) is a 404.
+    invitation = services.invitation_of(inviter, invitation_id)
     if invitation is None:
         raise Http404("No such invitation.")
     if services.invitation_revoke(invitation=invitation, user=request.user):

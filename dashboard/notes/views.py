@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from dashboard import views
-from dashboard.access import Access, get_person_for
+from dashboard.access import Access, get_person_for, part_since
 from dashboard.models import AuditAction
 from dashboard.notes import services
 from dashboard.notes.models import NOTE_MAX_CHARS, NoteVisibility
@@ -55,6 +55,7 @@ def person_notes(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
         request.user,
         person_id,
         action=AuditAction.ADD_NOTE if posting else AuditAction.VIEW_NOTES,
+        part_since=part_since(request),
     )
     if not posting:
         return _panel(request, access)

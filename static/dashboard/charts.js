@@ -88,16 +88,35 @@
     target.setAttribute("role", "img");
     target.setAttribute("aria-label", title || "chart");
     figure.layout._entries = figure.data.filter(function (t) { return t.showlegend !== false; }).length;
-    var width = el.parentElement.clientWidth;
-    var entries = width < 600 && figure.layout.showlegend !== false ? figure.layout._entries : 0;
+    // The space kept is guessed from the window (a panel is the window less ~70 px of margins
+    // and padding), not measured: reading a width here forced a layout of the whole page once
+    // per chart as the panels arrived (a long task on a phone). draw() measures, later.
+    var narrow = window.innerWidth - 70 < 600;
+    var entries = narrow && figure.layout.showlegend !== false ? figure.layout._entries : 0;
     target.style.minHeight = (figure.layout.height || 340) + 22 * entries + "px";
     el.after(caption, target);
     target._clara = function () {
       withPlotly(function () { draw(target, figure, el.parentElement.clientWidth); });
     };
-    if (observer) observer.observe(target);
+    if (observer) watch(target);
     else target._clara();
   }
+
+  // A chart is watched only once the page's panels have all arrived (no "Loading…" left): they
+  // arrive in any order, and a chart whose panel came first sits near the top for a moment,
+  // which fetched and ran plotly.js for a chart the page then pushed two screens down. A panel
+  // that never arrives must not hold the charts back for ever: watched after 3 s all the same.
+  var unwatched = [];
+  function watch(target) {
+    unwatched.push(target);
+    flush(false);
+  }
+  function flush(anyway) {
+    if (!anyway && document.querySelector(".loading")) return;
+    unwatched.splice(0).forEach(function (target) { observer.observe(target); });
+  }
+  document.addEventListener("htmx:afterSettle", function () { flush(false); });
+  setTimeout(function () { flush(true); }, 3000);
 
   function render(root) {
     root.querySelectorAll("script[type='application/json'][data-chart]").forEach(function (el) {

@@ -61,6 +61,12 @@ ROUTES = {
     "agreed_answer:post": ("post", CONFIRM),
     "profile_memory": ("post", CONFIRM),
     "family_contact_remove": ("post", CONFIRM),
+    # Remembering on the profile: every member reads the switch; switching it and forgetting
+    # everything about someone (asking first) are for admins and care staff.
+    "remembering": ("get", VIEW),
+    "remembering:post": ("post", CONFIRM),
+    "forget_about": ("get", CONFIRM),
+    "forget_about:post": ("post", CONFIRM),
     "memories": ("get", VIEW),
     "memory_action": ("get", VIEW),
     "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
@@ -158,6 +164,10 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
         }
         person.save(update_fields=["caregiver_context"])
         data = {"name": "Sarah"}
+    elif name == "remembering":
+        data = {"enabled": "off"}
+    elif name == "forget_about":
+        data = {"thing": "type:people", "confirm": "yes"}
     elif name == "memory_action":
         args += [memory.id, "confirm" if method == "post" else "edit"]
     elif name == "erase":

@@ -2,6 +2,8 @@
 what, through the dashboard, the API, MCP or the admin; no one else does, and no organisation
 sees another's."""
 
+import uuid
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -172,3 +174,85 @@ def test_the_audit_names_people_not_logins(boss, default_org, alice, person):
     content = client_for(boss).get(_audit_url(default_org)).content.decode()
     assert "<td>Alice Lee</td>" in content and "<td>alice</td>" not in content
     assert "operator Rita Okoye" in content and "operator root" not in content
+
+
+# --- Filters (issue 32) ---------------------------------------------------------------------
+
+
+def _table(response) -> str:
+    content = response.content.decode()
+    if "<tbody>" not in content:
+        assert "Nothing recorded that matches." in content
+        return ""
+    return content[content.index("<tbody>") : content.index("</tbody>")]
+
+
+@pytest.fixture
+def mixed_rows(boss, default_org, alice, bob, person, other_person):
+    """alice and bob on the dashboard about Peggy, alice about Arthur, an API key about Peggy."""
+    from dashboard.access import audit_record
+
+    for user, someone, action in (
+        (alice, person, "view_person"),
+        (bob, person, "view_emotions"),
+        (alice, other_person, "view_profile"),
+    ):
+        audit_record(user=user, person_id=someone.id, action=action, organisation_id=default_org.pk)
+    audit.record(
+        organisation_id=default_org.pk,
+        channel="api",
+        actor="key:abcd1234",
+        action="export_json",
+        outcome="allowed",
+        person_id=person.id,
+    )
+    return client_for(boss)
+
+
+def test_the_audit_filters_by_person_login_and_kind(mixed_rows, default_org, person):
+    url = _audit_url(default_org)
+    by_person = _table(mixed_rows.get(url, {"person": str(person.id)}))
+    assert "Peggy (Nana)" in by_person and "Arthur" not in by_person
+    assert "API key abcd1234" in by_person  # both sources
+    by_login = _table(mixed_rows.get(url, {"login": "ALICE"}))
+    assert "alice" in by_login and "bob" not in by_login and "API key" not in by_login
+    by_key = _table(mixed_rows.get(url, {"login": "abcd1234"}))
+    assert "API key abcd1234" in by_key and "alice" not in by_key
+    by_kind = _table(mixed_rows.get(url, {"kind": "dashboard:view_emotions"}))
+    assert "bob" in by_kind and "alice" not in by_kind and "API key" not in by_kind
+    api_kind = _table(mixed_rows.get(url, {"kind": "api:export_json"}))
+    assert "API key abcd1234" in api_kind and "bob" not in api_kind
+
+
+def test_the_audit_filters_by_day(mixed_rows, default_org):
+    from datetime import date, timedelta
+
+    today = date.today()
+    url = _audit_url(default_org)
+    assert "alice" in _table(mixed_rows.get(url, {"from": today.isoformat()}))
+    past = (today - timedelta(days=3)).isoformat()
+    assert "alice" not in _table(mixed_rows.get(url, {"from": past, "to": past}))
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"person": "not-an-id"}, "person"),
+        ({"kind": "dashboard:nothing"}, "kind"),
+        ({"from": "2026-13-01"}, "from"),
+        ({"from": "2026-05-02", "to": "2026-05-01"}, "to"),
+        ({"login": "x" * 161}, "login"),
+    ],
+)
+def test_a_bad_filter_is_a_400_naming_it(boss, default_org, params, field):
+    response = client_for(boss).get(_audit_url(default_org), params)
+    assert response.status_code == 400
+    assert response.content.decode().startswith(f"{field}:")
+
+
+def test_another_organisations_person_is_refused_like_an_unknown_id(boss, default_org, other_org):
+    elsewhere = make_person("Zed", organisation=other_org)
+    theirs = client_for(boss).get(_audit_url(default_org), {"person": str(elsewhere.id)})
+    unknown = client_for(boss).get(_audit_url(default_org), {"person": str(uuid.uuid4())})
+    assert theirs.status_code == unknown.status_code == 400
+    assert theirs.content == unknown.content

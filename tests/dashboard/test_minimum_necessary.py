@@ -57,6 +57,8 @@ PAGES = {
         for suffix in ("", "?edit=1")
     ],
     "agreed_answer": lambda o: [_p("agreed_answer", o, o["record"].id)],
+    "remembering": lambda o: [_p("remembering", o)],
+    "forget_about": lambda o: [_p("forget_about", o), _p("forget_about", o) + "?thing=type:people"],
     "memories": lambda o: [_p("memories", o)],
     "memory_action": lambda o: [_p("memory_action", o, o["memory"].id, "edit")],
     "export_json": lambda o: [_p("export_json", o)],

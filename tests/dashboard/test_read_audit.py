@@ -183,3 +183,50 @@ def test_an_outsiders_polls_are_recorded_once_per_login(charlie_client, charlie,
     for _ in range(3):
         assert charlie_client.get(_alerts_url(person), headers=POLL).status_code == 404
     assert len(_rows(user=charlie, action=AuditAction.PERSON_NOT_FOUND)) == 1
+
+
+# --- One row per page view (issue 32) -----------------------------------------------------------
+
+PART = {"HX-Request": "true", "X-Clara-Part": "1"}
+PANELS = (
+    "person_alerts",
+    "person_notes",
+    "person_emotions",
+    "person_repetition",
+    "person_calming",
+    "person_patterns",
+    "person_sessions",
+)
+
+
+def test_a_person_page_and_the_panels_it_loads_are_one_row(alice, person):
+    client = client_for(alice)
+    before = AuditEvent.objects.count()
+    assert client.get(_person_url(person.id)).status_code == 200
+    for panel in PANELS:
+        response = client.get(reverse(f"dashboard:{panel}", args=[person.id]), headers=PART)
+        assert response.status_code == 200
+    # The alerts panel's minute poll after it: nothing more either.
+    assert client.get(_alerts_url(person), headers=POLL).status_code == 200
+    (row,) = AuditEvent.objects.order_by("id")[before:]
+    assert (row.action, row.person_id) == (AuditAction.VIEW_PERSON, person.id)
+
+
+def test_a_panel_opened_on_its_own_is_its_own_row(alice, person):
+    client = client_for(alice)
+    client.get(_person_url(person.id))
+    # Without the header (a bookmark, a link to the panel's page): a read of its own.
+    client.get(reverse("dashboard:person_emotions", args=[person.id]))
+    assert len(_rows(user=alice, action=AuditAction.VIEW_EMOTIONS)) == 1
+
+
+def test_the_part_header_stands_only_for_a_page_read_in_the_last_minutes(alice, person):
+    client = client_for(alice)
+    url = reverse("dashboard:person_emotions", args=[person.id])
+    # No page read in this login: the header alone is not trusted.
+    client.get(url, headers=PART)
+    assert len(_rows(user=alice, action=AuditAction.VIEW_EMOTIONS)) == 1
+    client.get(_person_url(person.id))
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        client.get(url, headers=PART)
+    assert len(_rows(user=alice, action=AuditAction.VIEW_EMOTIONS)) == 2

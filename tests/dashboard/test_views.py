@@ -58,7 +58,7 @@ def test_people_list_counts_no_alert_once_resolved(alice_client, alert):
     alert.status = Alert.Status.RESOLVED
     alert.save()
     content = alice_client.get(reverse("dashboard:people")).content.decode()
-    assert "No alerts to look at" in content
+    assert 'No alerts<span class="visually-hidden"> to look at</span>' in content
 
 
 # --- Person page and its panels -------------------------------------------------------------
