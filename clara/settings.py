@@ -59,7 +59,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: /healthz and /readyz answer load balancers before host checks and the HTTPS redirect
+    # Before everything: answers /metrics to CLARA_INTERNAL_NETWORKS (anyone else gets the 404
+    # of an unknown path) and times every request, so the time includes all that follows.
+    "clara.metrics.MetricsMiddleware",
+    # Then /healthz and /readyz answer load balancers before host checks and the HTTPS redirect
     # (a load balancer probes by IP over plain HTTP); they carry no personal data.
     "clara.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -367,6 +370,26 @@ CLARA_API_MAX_BODY_BYTES = env_int("CLARA_API_MAX_BODY_BYTES", 256 * 1024)
 # /readyz runs SQLite's `PRAGMA quick_check` at most this often per process (it reads the whole
 # file, so not on every probe); the result is reused in between.
 CLARA_READYZ_SQLITE_CHECK_SECONDS = env_int("CLARA_READYZ_SQLITE_CHECK_SECONDS", 300)
+
+# --- Operating it: metrics and traces (clara/metrics.py, clara/tracing.py) ----------------------
+# GET /metrics answers CLARA_INTERNAL_NETWORKS (below) in Prometheus' text format. With several
+# processes per instance (gunicorn's workers, Celery's pool) each writes its values as files in
+# this folder and a scrape adds them up; prometheus_client reads the variable itself, at import,
+# so it comes from the environment only (the Procfile sets one per web instance and per worker).
+# Empty: values live in the process (`runserver`, tests).
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", "")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# A Celery worker's own metrics (its jobs' time and failures) on this port of
+# CLARA_WORKER_METRICS_ADDRESS (a worker has no web server); 0: not served.
+CLARA_WORKER_METRICS_PORT = env_int("CLARA_WORKER_METRICS_PORT", 0)
+CLARA_WORKER_METRICS_ADDRESS = env_str("CLARA_WORKER_METRICS_ADDRESS", "127.0.0.1")
+# OpenTelemetry traces of requests, jobs and database statements, sent over OTLP/HTTP to this
+# collector URL (e.g. http://otel-collector:4318). Empty: tracing is off and costs nothing.
+# OTEL_EXPORTER_OTLP_ENDPOINT (the standard variable) is read as well; CLARA_OTLP_ENDPOINT wins.
+CLARA_OTLP_ENDPOINT = env_str("CLARA_OTLP_ENDPOINT", env_str("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
+# The service name traces carry (one per deployment, e.g. "clara-care-group-north").
+CLARA_OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "clara-memory")
 
 LOGGING = {
     "version": 1,
