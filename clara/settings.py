@@ -274,6 +274,10 @@ CLARA_CONTENT_SECURITY_POLICY = env_str(
 # --- Clara ----------------------------------------------------------------------------------
 # Exchanges that could not be written to the database are appended here and replayed later.
 CLARA_RECOVERY_LOG = Path(env_str("CLARA_RECOVERY_LOG", str(DATA_DIR / "recovery.jsonl")))
+# Each web process looks at its machine's recovery log this often (seconds, jittered) and replays
+# what waits there (memory/conversations/recovery.py): no cron or timer per machine. 0: off (the
+# scheduler's replay job and `manage.py replay_recovery_log` still work).
+CLARA_RECOVERY_REPLAY_SECONDS = env_float("CLARA_RECOVERY_REPLAY_SECONDS", 5.0)
 # A session with no activity for this long is expired by the idle sweep.
 CLARA_SESSION_IDLE_MINUTES = env_int("CLARA_SESSION_IDLE_MINUTES", 30)
 
