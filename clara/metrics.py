@@ -282,3 +282,11 @@ def connect_celery() -> None:
     signals.worker_init.connect(_on_worker_init, weak=False)
     signals.worker_process_shutdown.connect(_on_worker_process_shutdown, weak=False)
     signals.worker_ready.connect(_on_worker_ready, weak=False)
+    # Traces (off without an endpoint): each pool process instruments itself once forked.
+    signals.worker_process_init.connect(_on_worker_process_init, weak=False)
+
+
+def _on_worker_process_init(**kwargs) -> None:
+    from clara import tracing
+
+    tracing.configure()

@@ -334,6 +334,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker's log lines carry the trace id too (clara/tracing.py), like the web's.
+CELERY_WORKER_LOG_FORMAT = (
+    "[%(asctime)s: %(levelname)s/%(processName)s] trace=%(trace_id)s %(message)s"
+)
+CELERY_WORKER_TASK_LOG_FORMAT = (
+    "[%(asctime)s: %(levelname)s/%(processName)s] trace=%(trace_id)s "
+    "%(task_name)s[%(task_id)s]: %(message)s"
+)
 # Beat remembers when each entry last ran here.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
@@ -398,8 +406,18 @@ CLARA_OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "clara-memory")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # trace_id: the current trace's id (clara/tracing.py sets it on every record; "-" without).
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s trace=%(trace_id)s %(message)s"}
+    },
+    "filters": {"trace_id": {"()": "clara.tracing.TraceIdFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["trace_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Never DEBUG, whatever LOG_LEVEL says: its DEBUG records ("Exception while resolving
