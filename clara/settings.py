@@ -400,6 +400,11 @@ CLARA_WORKER_METRICS_ADDRESS = env_str("CLARA_WORKER_METRICS_ADDRESS", "127.0.0.
 # collector URL (e.g. http://otel-collector:4318). Empty: tracing is off and costs nothing.
 # OTEL_EXPORTER_OTLP_ENDPOINT (the standard variable) is read as well; CLARA_OTLP_ENDPOINT wins.
 CLARA_OTLP_ENDPOINT = env_str("CLARA_OTLP_ENDPOINT", env_str("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
+# The share of requests traced (0.0-1.0): a traced request's statements and jobs are traced with
+# it, the others cost little more than nothing. Every request traced costs the /context turn
+# about 2 ms (docs/benchmarks.md, "Metrics and tracing overhead"); a tenth shows the shape of
+# the traffic at a tenth of that.
+CLARA_OTEL_SAMPLE_RATIO = env_float("CLARA_OTEL_SAMPLE_RATIO", 0.1)
 # The service name traces carry (one per deployment, e.g. "clara-care-group-north").
 CLARA_OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "clara-memory")
 

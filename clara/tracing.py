@@ -23,6 +23,7 @@ so a log line leads to its trace.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -76,11 +77,17 @@ _UUID = re.compile(
 UNMATCHED = "unmatched"
 
 
+@functools.lru_cache(maxsize=4096)
 def scrub_sql(statement: str) -> str:
-    """The statement's shape: every string, hex and number literal replaced with `?`."""
+    """The statement's shape: every string, hex and number literal replaced with `?`.
+
+    Cached: a service runs the same few hundred statement texts over and over (values travel
+    as parameters). A statement with a literal in it is cached by its text, which stays in this
+    process's memory only."""
     return _UUID.sub("?", _LITERAL.sub("?", statement))
 
 
+@functools.lru_cache(maxsize=4096)
 def _scrub_name(name: str) -> str:
     return _UUID.sub("?", _LITERAL.sub("?", name))
 
@@ -162,12 +169,13 @@ def enabled() -> bool:
     return bool(settings.CLARA_OTLP_ENDPOINT)
 
 
-def configure(*, exporter=None):
+def configure(*, exporter=None, batch: bool | None = None, sample_ratio: float | None = None):
     """Instrument Django, Celery and the database driver, once per process; returns the
     tracer provider, or None when tracing is off (no endpoint and no exporter given).
 
     `exporter` replaces the OTLP one (tests pass an in-memory exporter): each span is then
-    exported as it ends, and the provider is not made the process's global one.
+    exported as it ends (unless `batch`), and the provider is not made the process's global
+    one. `sample_ratio` overrides CLARA_OTEL_SAMPLE_RATIO.
     """
     global _provider
     if exporter is None and not enabled():
@@ -179,6 +187,7 @@ def configure(*, exporter=None):
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+        from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
         given = exporter is not None
         if not given:
@@ -188,10 +197,15 @@ def configure(*, exporter=None):
             if not endpoint.endswith("/v1/traces"):
                 endpoint += "/v1/traces"
             exporter = OTLPSpanExporter(endpoint=endpoint)
+        ratio = settings.CLARA_OTEL_SAMPLE_RATIO if sample_ratio is None else sample_ratio
         provider = TracerProvider(
-            resource=Resource.create({"service.name": settings.CLARA_OTEL_SERVICE_NAME})
+            resource=Resource.create({"service.name": settings.CLARA_OTEL_SERVICE_NAME}),
+            # A request's decision is its jobs' and statements' too (whole traces or none).
+            sampler=ParentBased(TraceIdRatioBased(ratio)),
         )
-        processor = SimpleSpanProcessor if given else BatchSpanProcessor
+        if batch is None:
+            batch = not given
+        processor = BatchSpanProcessor if batch else SimpleSpanProcessor
         provider.add_span_processor(processor(PrivateSpanExporter(exporter)))
         if not given:
             # The process's provider for good (tests configure and shut down their own).

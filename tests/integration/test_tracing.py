@@ -90,7 +90,7 @@ def traced():
     exporter = InMemorySpanExporter()
     # Connections opened before instrumenting are not traced: start afresh.
     connections.close_all()
-    tracing.configure(exporter=exporter)
+    tracing.configure(exporter=exporter, sample_ratio=1.0)
     yield exporter
     tracing.shutdown()
     connections.close_all()
