@@ -212,6 +212,8 @@ def main() -> None:
     try:
         env = dict(base, CLARA_DATA_DIR=str(folder))
         env["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
+        # Thousands of turns a minute on one key: the per-key limit would answer 429.
+        env["CLARA_API_RATE_LIMIT_PER_MINUTE"] = "0"
         env.pop("REDIS_URL", None)
         prepared = _run(["--child", "prepare", str(folder)], env)
         modes = (
