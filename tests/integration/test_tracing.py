@@ -16,6 +16,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -131,6 +132,10 @@ def worker(receiver, tmp_path):
         "CLARA_DATA_DIR": str(tmp_path),
         "CLARA_RECOVERY_LOG": str(settings.CLARA_RECOVERY_LOG),
         "CLARA_OTLP_ENDPOINT": url,
+        "CLARA_OTEL_SAMPLE_RATIO": "1.0",
+        # The worker's own /metrics (its pool's values added up from this folder).
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+        "CLARA_WORKER_METRICS_PORT": str(metrics_port := free_port()),
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("REDIS_URL", None)
@@ -144,7 +149,7 @@ def worker(receiver, tmp_path):
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
-        yield spans, log
+        yield spans, log, f"http://127.0.0.1:{metrics_port}/metrics"
     finally:
         _use_broker(**previous)
         process.terminate()
@@ -173,7 +178,7 @@ def _local(span) -> dict:
 
 
 def test_a_turn_is_one_trace_into_its_jobs_and_no_span_names_anyone(api, traced, worker, caplog):
-    worker_spans, worker_log = worker
+    worker_spans, worker_log, worker_metrics = worker
     ids = _bot_flow(api)
     person_id, session_id = ids[0], ids[1]
     closed = api.post(f"/api/v1/sessions/{session_id}/close", {})
@@ -226,6 +231,12 @@ def test_a_turn_is_one_trace_into_its_jobs_and_no_span_names_anyone(api, traced,
 
     # The worker's log lines carry the trace id of the job they belong to.
     assert f"trace={close_span['trace_id']}" in worker_log.read_text()
+    # Its /metrics has the job's time, and no id of the flow's.
+    scraped = httpx.get(worker_metrics, timeout=10).text
+    assert 'clara_task_duration_seconds_count{task="memory.tasks.compute_session_summary"}' in (
+        scraped
+    )
+    assert [value for value in ids if value in scraped] == []
 
     texts = [text for span in local + list(worker_spans) for text in _texts(span)]
     lowered = "\n".join(texts).lower()
