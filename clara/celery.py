@@ -15,6 +15,11 @@ app = Celery("clara")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# Every job's time and failures, for /metrics (clara/metrics.py), in whichever process runs it.
+from clara.metrics import connect_celery  # noqa: E402 - after the settings module is chosen
+
+connect_celery()
+
 # The periodic tasks. Each entry runs one task on its schedule; a job that concerns every person
 # should be a task that fans out into one task per person, so that one slow person doesn't hold
 # up the rest. Add entries here, each with a comment saying when and why.

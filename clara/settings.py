@@ -68,7 +68,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: /healthz and /readyz answer load balancers before host checks and the HTTPS redirect
+    # Before everything: answers /metrics to CLARA_INTERNAL_NETWORKS (anyone else gets the 404
+    # of an unknown path) and times every request, so the time includes all that follows.
+    "clara.metrics.MetricsMiddleware",
+    # Then /healthz and /readyz answer load balancers before host checks and the HTTPS redirect
     # (a load balancer probes by IP over plain HTTP); they carry no personal data.
     "clara.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -283,6 +286,10 @@ CLARA_CONTENT_SECURITY_POLICY = env_str(
 # --- Clara ----------------------------------------------------------------------------------
 # Exchanges that could not be written to the database are appended here and replayed later.
 CLARA_RECOVERY_LOG = Path(env_str("CLARA_RECOVERY_LOG", str(DATA_DIR / "recovery.jsonl")))
+# Each web process looks at its machine's recovery log this often (seconds, jittered) and replays
+# what waits there (memory/conversations/recovery.py): no cron or timer per machine. 0: off (the
+# scheduler's replay job and `manage.py replay_recovery_log` still work).
+CLARA_RECOVERY_REPLAY_SECONDS = env_float("CLARA_RECOVERY_REPLAY_SECONDS", 5.0)
 # A session with no activity for this long is expired by the idle sweep.
 CLARA_SESSION_IDLE_MINUTES = env_int("CLARA_SESSION_IDLE_MINUTES", 30)
 
@@ -339,6 +346,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker's log lines carry the trace id too (clara/tracing.py), like the web's.
+CELERY_WORKER_LOG_FORMAT = (
+    "[%(asctime)s: %(levelname)s/%(processName)s] trace=%(trace_id)s %(message)s"
+)
+CELERY_WORKER_TASK_LOG_FORMAT = (
+    "[%(asctime)s: %(levelname)s/%(processName)s] trace=%(trace_id)s "
+    "%(task_name)s[%(task_id)s]: %(message)s"
+)
 # Beat remembers when each entry last ran here.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
@@ -380,11 +395,46 @@ CLARA_API_MAX_BODY_BYTES = env_int("CLARA_API_MAX_BODY_BYTES", 256 * 1024)
 # file, so not on every probe); the result is reused in between.
 CLARA_READYZ_SQLITE_CHECK_SECONDS = env_int("CLARA_READYZ_SQLITE_CHECK_SECONDS", 300)
 
+# --- Operating it: metrics and traces (clara/metrics.py, clara/tracing.py) ----------------------
+# GET /metrics answers CLARA_INTERNAL_NETWORKS (below) in Prometheus' text format. With several
+# processes per instance (gunicorn's workers, Celery's pool) each writes its values as files in
+# this folder and a scrape adds them up; prometheus_client reads the variable itself, at import,
+# so it comes from the environment only (the Procfile sets one per web instance and per worker).
+# Empty: values live in the process (`runserver`, tests).
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", "")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# A Celery worker's own metrics (its jobs' time and failures) on this port of
+# CLARA_WORKER_METRICS_ADDRESS (a worker has no web server); 0: not served.
+CLARA_WORKER_METRICS_PORT = env_int("CLARA_WORKER_METRICS_PORT", 0)
+CLARA_WORKER_METRICS_ADDRESS = env_str("CLARA_WORKER_METRICS_ADDRESS", "127.0.0.1")
+# OpenTelemetry traces of requests, jobs and database statements, sent over OTLP/HTTP to this
+# collector URL (e.g. http://otel-collector:4318). Empty: tracing is off and costs nothing.
+# OTEL_EXPORTER_OTLP_ENDPOINT (the standard variable) is read as well; CLARA_OTLP_ENDPOINT wins.
+CLARA_OTLP_ENDPOINT = env_str("CLARA_OTLP_ENDPOINT", env_str("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
+# The share of requests traced (0.0-1.0): a traced request's statements and jobs are traced with
+# it, the others cost little more than nothing. Every request traced costs the /context turn
+# about 2 ms (docs/benchmarks.md, "Metrics and tracing overhead"); a tenth shows the shape of
+# the traffic at a tenth of that.
+CLARA_OTEL_SAMPLE_RATIO = env_float("CLARA_OTEL_SAMPLE_RATIO", 0.1)
+# The service name traces carry (one per deployment, e.g. "clara-care-group-north").
+CLARA_OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "clara-memory")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # trace_id: the current trace's id (clara/tracing.py sets it on every record; "-" without).
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s trace=%(trace_id)s %(message)s"}
+    },
+    "filters": {"trace_id": {"()": "clara.tracing.TraceIdFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["trace_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Never DEBUG, whatever LOG_LEVEL says: its DEBUG records ("Exception while resolving

@@ -42,6 +42,7 @@ from memory.companion.client import Emotion as Reading
 from memory.companion.context import context_for_bot
 from memory.conversations import services
 from memory.conversations.emotion import BASE_DISTRESS, EmotionReading, trajectory_for
+from memory.core.progress import Progress
 from memory.models import Emotion, Person, Session
 
 # --- The plan ------------------------------------------------------------------------------
@@ -672,7 +673,7 @@ def jobs_run_here() -> Iterator[None]:
             log.setLevel(level)
 
 
-def load(plan: DemoPlan) -> None:
+def load(plan: DemoPlan, *, progress: Progress | None = None) -> None:
     """Play the plan with the reference companion, oldest session first; then the jobs.
 
     On SQLite the conversations go in as one transaction (one writer at a time anyway); on
@@ -681,19 +682,22 @@ def load(plan: DemoPlan) -> None:
     Once a transaction commits, the jobs it queued (each session's summary, the rolling summary,
     facts and promises) run here in the order queued, as the worker would run them, before this
     returns. Today's trends and their alerts are the scheduler's (`load_demo` computes them).
+    `progress` counts the exchanges played.
     """
+    if progress is not None:
+        progress.add_total(sum(len(session.exchanges) for session in plan.sessions))
     # With DEBUG on, Django keeps the SQL of every query (on SQLite it runs one more query per
     # query to quote the parameters): over the ~60,000 queries of loading, that alone is about
     # an eighth of the time, for a log nobody reads.
     with override_settings(DEBUG=False), jobs_run_here():
         # In turn on SQLite, and inside a caller's transaction (other threads can't join it).
         if connection.vendor == "sqlite" or connection.in_atomic_block or len(plan.people) == 1:
-            _converse_all(plan)
+            _converse_all(plan, progress)
         else:
-            _converse_each(plan)
+            _converse_each(plan, progress)
 
 
-def _converse_each(plan: DemoPlan) -> None:
+def _converse_each(plan: DemoPlan, progress: Progress | None) -> None:
     """Each person's conversations in a thread and a transaction of their own, all at once.
 
     Loading spends most of its time waiting for the database (a round trip per query, about
@@ -708,7 +712,7 @@ def _converse_each(plan: DemoPlan) -> None:
         app.set_current()
         sessions = tuple(s for s in plan.sessions if s.person_id == person.id)
         try:
-            _converse_all(dataclasses.replace(plan, people=(person,), sessions=sessions))
+            _converse_all(dataclasses.replace(plan, people=(person,), sessions=sessions), progress)
         finally:
             connection.close()  # this thread's own
 
@@ -718,7 +722,7 @@ def _converse_each(plan: DemoPlan) -> None:
 
 
 @transaction.atomic
-def _converse_all(plan: DemoPlan) -> None:
+def _converse_all(plan: DemoPlan, progress: Progress | None = None) -> None:
     people = {person.id: person for person in plan.people}
     introduced: set[uuid.UUID] = set()
     client = _ServiceClient()
@@ -741,6 +745,8 @@ def _converse_all(plan: DemoPlan) -> None:
             row.save(update_fields=["caregiver_context", "full_name", "identifier"])
             introduced.add(person.id)
         _converse(companions[person.id], session)
+        if progress is not None:
+            progress.update(len(session.exchanges))
         if session.closed_at is not None:
             client.close_session(session.id, ended_at=session.closed_at)
     # Sessions the bot never closed are expired by the idle sweep, as in production.

@@ -41,6 +41,8 @@ from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
 from django.db.models.expressions import Col
 from django.db.utils import load_backend
 
+from memory.core.progress import Progress
+
 TARGET_ALIAS = "move_target"
 PROGRESS_TABLE = "clara_move_progress"
 BATCH = 2000
@@ -286,11 +288,16 @@ def _migrate(settings_dict: dict) -> None:
 
 
 def move_database(
-    *, url: str, source: str = DEFAULT_DB_ALIAS, log: Callable[[str], None] = lambda _: None
+    *,
+    url: str,
+    source: str = DEFAULT_DB_ALIAS,
+    log: Callable[[str], None] = lambda _: None,
+    progress: Progress | None = None,
 ) -> list[TableReport]:
     """Copy every table of `source` into the empty PostgreSQL at `url`, reset its sequences,
     and check each table's row count and checksum on both sides. Raises MoveRefused before
-    writing anything to a target that holds data, MoveFailed when a table differs."""
+    writing anything to a target that holds data, MoveFailed when a table differs. `progress`
+    counts the rows copied against the rows the tables to copy hold."""
     ordered = [_Table(m) for m in copy_models()]
     reports: list[TableReport] = []
     with target_connection(url) as alias:
@@ -317,6 +324,11 @@ def move_database(
                     cursor.execute(
                         "TRUNCATE {}".format(", ".join(target.ops.quote_name(t.name) for t in todo))
                     )
+            if progress is not None:
+                with src.cursor() as cursor:
+                    for table in todo:
+                        cursor.execute(f"SELECT COUNT(*) FROM {src.ops.quote_name(table.name)}")  # noqa: S608 - a model's table
+                        progress.add_total(cursor.fetchone()[0])
             for table in ordered:
                 if table not in todo:
                     rows, checksum = done[table.name]
@@ -332,6 +344,8 @@ def move_database(
                                 total = (total + row_digest(values)) % _MOD
                                 stream.write_row(table.prepare(values, alias))
                             count += len(batch)
+                            if progress is not None:
+                                progress.update(len(batch))
                     checksum = f"{total:032x}"
                     cursor.execute(
                         f"INSERT INTO {PROGRESS_TABLE} (table_name, row_count, checksum) "

@@ -39,6 +39,7 @@ from memory.core.fields import (
     row_attname,
     row_text,
 )
+from memory.core.progress import Progress
 
 _ENCRYPTED_FIELDS = (
     EncryptedTextField,
@@ -259,12 +260,20 @@ def _sweep(
     batch_size: int,
     progress: Callable[[str], None] | None,
     dry_run: bool = False,
+    meter: Progress | None = None,
 ) -> list[ColumnCount]:
     ring = crypto.keyring()
     quote = connection.ops.quote_name
     counts: list[ColumnCount] = []
     all_batch_size = batch_size
-    for model, fields in encrypted_models(all_models):
+    swept = encrypted_models(all_models)
+    if meter is not None:
+        # Rows of every table to sweep, counted first so the meter knows the whole.
+        with connection.cursor() as cursor:
+            for model, _ in swept:
+                cursor.execute(f"SELECT COUNT(*) FROM {quote(model._meta.db_table)}")  # noqa: S608 - a model's table
+                meter.add_total(cursor.fetchone()[0])
+    for model, fields in swept:
         table = model._meta.db_table
         batch_size = min(all_batch_size, _BATCH_LIMITS.get(table, all_batch_size))
         pk = model._meta.pk.column
@@ -325,6 +334,8 @@ def _sweep(
                             params,
                         )
                         by_column[column].rewritten += max(cursor.rowcount, 0)
+            if meter is not None:
+                meter.update(len(rows))
             if progress and rows:
                 done = ", ".join(f"{c.column} {c.rewritten}/{c.rows}" for c in by_column.values())
                 progress(f"{table}: {done}")
@@ -341,11 +352,12 @@ def reencrypt_all(
     batch_size: int = BATCH_SIZE,
     progress: Callable[[str], None] | None = None,
     dry_run: bool = False,
+    meter: Progress | None = None,
 ) -> list[ColumnCount]:
     """Encrypt every encrypted column's values under the primary key (plaintext rows included).
 
     Returns per column how many rows were read and how many rewritten (with `dry_run`: how many
-    would be, and nothing is written).
+    would be, and nothing is written). `meter` counts the rows read against every table's.
     """
     return _sweep(
         _models(all_models),
@@ -353,6 +365,7 @@ def reencrypt_all(
         batch_size=batch_size,
         progress=progress,
         dry_run=dry_run,
+        meter=meter,
     )
 
 

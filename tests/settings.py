@@ -28,3 +28,7 @@ from clara.settings import *  # noqa: E402, F403
 # (tests/test_replica.py turns the router on); unused unless a test routes to it.
 if "replica" not in DATABASES:  # noqa: F405
     DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}  # noqa: F405
+# No recovery-log replay thread in the test process (a test that appends would otherwise have its
+# log replayed behind its back, into whichever test runs next); tests/integration/
+# test_recovery_replay.py runs real servers, which have theirs.
+CLARA_RECOVERY_REPLAY_SECONDS = 0

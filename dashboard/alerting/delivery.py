@@ -28,6 +28,7 @@ from dashboard import words
 from dashboard.alerting import rights
 from dashboard.alerting.models import AlertNotice, AlertRouting, AlertStep, Receives
 from dashboard.models import CareTeamMembership
+from memory.core import metrics
 from memory.core.person import CaregiverContext, person_zone
 from memory.models import Alert, Person
 from memory.webhooks import services as webhooks
@@ -409,6 +410,11 @@ def notice_send(*, notice: AlertNotice, now: datetime | None = None) -> bool:
         return False
     AlertNotice.objects.filter(id=notice.id).update(status=AlertNotice.Status.SENT, sent_at=now)
     step(notice.alert, kind, user=notice.user, who=who, level=notice.level, at=now)
+    if notice.purpose != AlertNotice.Purpose.REMINDER:
+        # A reminder's time since the alert measures the claim, not the delivery.
+        metrics.ALERT_DELIVERY_SECONDS.labels("email").observe(
+            max(0.0, (now - notice.alert.created_at).total_seconds())
+        )
     return True
 
 

@@ -7,6 +7,13 @@ each entry through the normal exchange service with its idempotency key, so repl
 replaying an exchange that a client retry already stored, stores nothing twice. Both messages are
 redacted (`memory.core.sensitive`) before they are written: a secret never reaches the file either;
 and encrypted with the database's keys (`memory.core.crypto`), so the file holds no plaintext.
+
+Each web process replays its own machine's log (`start_replayer`, started by gunicorn's
+`post_worker_init` hook in clara/gunicorn.py and again whenever an exchange is appended): a daemon
+thread looks at the file every CLARA_RECOVERY_REPLAY_SECONDS and replays it when it holds
+anything. The machine needs no timer of its own, and no worker needs to reach its disk. The
+processes of one machine share the file; the lock makes one of them replay, and the others then
+find it empty.
 """
 
 import dataclasses
@@ -14,6 +21,9 @@ import fcntl
 import json
 import logging
 import os
+import random
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -206,3 +216,64 @@ def replay(record_many: Callable[[list[dict[str, Any]]], list[Any]]) -> ReplayRe
     return ReplayReport(
         stored=stored, already_stored=already, remaining=len(keep), rejected=len(rejected)
     )
+
+
+# --- Replayed by the web process itself -------------------------------------------------------
+
+_replayer_pid: int | None = None
+_replayer_lock = threading.Lock()
+
+
+def has_pending() -> bool:
+    """Cheap: whether the log has anything in it (one stat, no read, no lock)."""
+    try:
+        return log_path().stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def start_replayer(replay_now: Callable[[], ReplayReport]) -> bool:
+    """Start this process's replay thread, once per process (a forked child starts its own).
+
+    `replay_now` is the replay service (services.recovery_replay). Returns whether a thread
+    was started by this call.
+    """
+    global _replayer_pid
+    interval = float(settings.CLARA_RECOVERY_REPLAY_SECONDS)
+    if interval <= 0 or _replayer_pid == os.getpid():
+        return False
+    with _replayer_lock:
+        if _replayer_pid == os.getpid():
+            return False
+        _replayer_pid = os.getpid()
+    thread = threading.Thread(
+        target=_replay_forever, args=(replay_now, interval), name="clara-recovery", daemon=True
+    )
+    thread.start()
+    return True
+
+
+def _replay_forever(replay_now: Callable[[], ReplayReport], interval: float) -> None:
+    from django.db import connection
+
+    while True:
+        # Jittered, so a machine's processes do not all wake at the same moment.
+        time.sleep(interval * random.uniform(0.75, 1.25))
+        if not has_pending():
+            continue
+        try:
+            report = replay_now()
+        except Exception as exc:  # noqa: BLE001 - the thread must outlive any one failure
+            logger.warning("recovery log: replay failed: %s", type(exc).__name__)
+        else:
+            if report.stored or report.rejected:
+                logger.info(
+                    "recovery log: stored %d, already stored %d, waiting %d, set aside %d",
+                    report.stored,
+                    report.already_stored,
+                    report.remaining,
+                    report.rejected,
+                )
+        finally:
+            # The thread's own connection: not held between replays.
+            connection.close()

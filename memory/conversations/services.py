@@ -592,6 +592,8 @@ def exchange_submit(**fields) -> StoredExchange | PendingExchange:
         key = fields.get("idempotency_key") or f"recovery-{uuid.uuid4()}"
         fields["idempotency_key"] = key
         recovery.append(fields)
+        # This process replays its log itself once the database is back (no timer needed).
+        recovery.start_replayer(recovery_replay)
         logger.warning(
             "exchange for session %s went to the recovery log: %s",
             fields["session_id"],

@@ -35,6 +35,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from memory.core import metrics
 from memory.core.embeddings import blas_threads, get_embedder
 from memory.core.errors import Invalid
 from memory.facts import ranking as retrieval
@@ -648,6 +649,7 @@ def _evict(*, keep: str) -> None:
                 continue
             del _copies[scope]
             total -= oldest.nbytes
+    metrics.SEARCH_MEMORY_BYTES.set(total)
 
 
 def cache_stats() -> dict:
@@ -677,6 +679,7 @@ def scope_copy(scope: str) -> Iterator[_ScopeCopy]:
 def clear_cache() -> None:
     with _copies_lock:
         _copies.clear()
+    metrics.SEARCH_MEMORY_BYTES.set(0)
 
 
 # --- Search -----------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
 from memory.core import crypto
+from memory.core.progress import Progress
 from memory.facts import ranking as retrieval
 
 logger = logging.getLogger(__name__)
@@ -418,12 +419,19 @@ def _write_columns(cursor, memories: list, rotation: np.ndarray) -> int:
     return len(ids)
 
 
-def sync_all(*, force: bool = False) -> tuple[int, int]:
-    """Every scope (`manage.py vector_index`, after `rotate_keys` or `move_database`)."""
+def sync_all(*, force: bool = False, progress: Progress | None = None) -> tuple[int, int]:
+    """Every scope (`manage.py vector_index`, after `rotate_keys` or `move_database`);
+    `progress` counts the scopes done."""
     with connections[ALIAS].cursor() as cursor:
         cursor.execute("SELECT scope FROM memory_scopes ORDER BY scope")
         scopes = [row[0] for row in cursor.fetchall()]
-    rows = sum(sync_scope(scope, force=force, analyze=False) for scope in scopes)
+    if progress is not None:
+        progress.add_total(len(scopes))
+    rows = 0
+    for scope in scopes:
+        rows += sync_scope(scope, force=force, analyze=False)
+        if progress is not None:
+            progress.update()
     if rows >= ANALYZE_ROWS:
         _analyze()
     return len(scopes), rows

@@ -32,6 +32,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from clara.client_ip import in_networks
+from memory.core import metrics
 from memory.core.errors import Invalid, NotFound
 from memory.webhooks import signing
 from memory.webhooks.models import Webhook, WebhookDelivery, WebhookEvent
@@ -312,18 +313,26 @@ def delivery_attempt(*, delivery_id: uuid.UUID, now: datetime | None = None) -> 
     delivery.last_attempt_at = now
     delivery.last_status_code = status_code
     delivery.last_error = error[:200]
+    event = metrics.bounded(delivery.event, frozenset(WebhookEvent.values))
     if not error:
         delivery.status = WebhookDelivery.Status.DELIVERED
         delivery.delivered_at = now
         delivery.next_attempt_at = None
+        if delivery.event == WebhookEvent.ALERT_RAISED:
+            # The event's time is the alert's: raised to received by the organisation's system.
+            metrics.ALERT_DELIVERY_SECONDS.labels("webhook").observe(
+                max(0.0, (now - delivery.created_at).total_seconds())
+            )
     else:
         next_at = now + retry_delay(delivery.attempts)
         window_ends = delivery.created_at + timedelta(hours=settings.CLARA_WEBHOOK_RETRY_HOURS)
         if next_at > window_ends:
             delivery.status = WebhookDelivery.Status.FAILED
             delivery.next_attempt_at = None
+            metrics.WEBHOOK_FAILURES.labels(event, "failed").inc()
         else:
             delivery.next_attempt_at = next_at
+            metrics.WEBHOOK_FAILURES.labels(event, "retrying").inc()
     # Conditional UPDATE: only the attempt that found it pending records its outcome.
     WebhookDelivery.objects.filter(id=delivery.id, status=WebhookDelivery.Status.PENDING).update(
         attempts=delivery.attempts,

@@ -13,6 +13,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from collections import deque
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from memory.conversations import recovery
+from memory.core import progress
+from memory.core.progress import Progress
 
 
 def pg_environment(db: dict) -> dict[str, str]:
@@ -43,6 +46,26 @@ def pg_tool(name: str) -> str:
     if path is None:
         raise CommandError(f"{name} is not installed (Debian: apt-get install postgresql-client).")
     return path
+
+
+def run_pg_tool(command: list[str], *, env: dict, meter: Progress, marker: str) -> tuple[int, str]:
+    """Run pg_dump or pg_restore with --verbose, counting a table done on each line holding
+    `marker`; returns the exit code and the last lines of its messages (for an error)."""
+    process = subprocess.Popen(
+        [*command, "--verbose"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    tail: deque[str] = deque(maxlen=20)
+    assert process.stderr is not None
+    for line in process.stderr:
+        if marker in line:
+            meter.update()
+        else:
+            tail.append(line.rstrip())
+    return process.wait(), "\n".join(tail)
 
 
 def fsync_file_and_dir(path: Path) -> None:
@@ -118,8 +141,13 @@ class Command(BaseCommand):
         source_path = connection.settings_dict["NAME"]
         source = sqlite3.connect(source_path, timeout=settings.SQLITE_BUSY_TIMEOUT_MS / 1000)
         destination = sqlite3.connect(partial)
+        pages = source.execute("PRAGMA page_count").fetchone()[0]
         try:
-            source.backup(destination)
+            # One step: a copy made in steps starts again whenever the running service writes,
+            # so under steady writes it might never end. Progress is then the copy as a whole.
+            with progress.for_command(self, desc="backup", total=pages, unit="pages") as meter:
+                source.backup(destination)
+                meter.update(pages)
             # The copy is a plain rollback-journal file; it becomes WAL again once restored.
             destination.execute("PRAGMA journal_mode=DELETE")
         finally:
@@ -131,15 +159,17 @@ class Command(BaseCommand):
 
     def _postgresql(self, partial: Path) -> None:
         env = pg_environment(connection.settings_dict)
-        dump = subprocess.run(
-            [pg_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges"]
-            + ["--file", str(partial)],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if dump.returncode != 0:
-            raise CommandError(f"pg_dump failed: {dump.stderr.strip()}")
+        tables = len(connection.introspection.table_names())
+        with progress.for_command(self, desc="backup", total=tables, unit="tables") as meter:
+            code, messages = run_pg_tool(
+                [pg_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges"]
+                + ["--file", str(partial)],
+                env=env,
+                meter=meter,
+                marker="dumping contents of table",
+            )
+        if code != 0:
+            raise CommandError(f"pg_dump failed: {messages.strip()}")
         # A dump pg_restore cannot read is no backup.
         listing = subprocess.run(
             [pg_tool("pg_restore"), "--list", str(partial)], capture_output=True, text=True

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import demo
+from memory.core import progress
 from memory.insights import alerts, trends
 
 
@@ -44,7 +45,8 @@ class Command(BaseCommand):
                 "one. Use --if-empty to skip quietly."
             )
         plan = demo.build_plan(seed=seed, people=people, days=days)
-        demo.load(plan)
+        with progress.for_command(self, desc="demo conversations", unit="exchanges") as meter:
+            demo.load(plan, progress=meter)
         # Today's trends and the alerts they call for, as the scheduler would (nightly); their
         # delivery jobs run here too, so the worker starts with no backlog.
         with demo.jobs_run_here():

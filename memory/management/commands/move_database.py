@@ -7,6 +7,7 @@ SQLite's writers wait for it. See memory/move.py and docs/deploy.md ("Moving to 
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import move
+from memory.core import progress
 
 
 class Command(BaseCommand):
@@ -26,10 +27,13 @@ class Command(BaseCommand):
             if options["verbosity"] >= 1:
                 self.stdout.write(line)
 
+        meter = progress.for_command(self, desc="copying rows")
         try:
-            reports = move.move_database(url=to, log=log)
+            reports = move.move_database(url=to, log=log, progress=meter)
         except (move.MoveRefused, move.MoveFailed) as error:
             raise CommandError(str(error)) from error
+        finally:
+            meter.close()
         total = sum(r.rows for r in reports)
         seconds = sum(r.seconds for r in reports)
         self.stdout.write(

@@ -16,7 +16,16 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from memory.management.commands.backup import pg_environment, pg_tool, sqlite_integrity
+from memory.core import progress
+from memory.management.commands.backup import (
+    pg_environment,
+    pg_tool,
+    run_pg_tool,
+    sqlite_integrity,
+)
+
+# Pages copied per step of a SQLite restore (16 MB at 4 KB pages): the progress's grain.
+RESTORE_STEP_PAGES = 4096
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PGDUMP_MAGIC = b"PGDMP"
@@ -75,8 +84,18 @@ class Command(BaseCommand):
         target_path = connection.settings_dict["NAME"]
         backup = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
         target = sqlite3.connect(target_path, timeout=settings.SQLITE_BUSY_TIMEOUT_MS / 1000)
+        pages = backup.execute("PRAGMA page_count").fetchone()[0]
         try:
-            backup.backup(target)
+            # In steps (nothing else writes to a database being restored), for the progress.
+            with progress.for_command(self, desc="restore", total=pages, unit="pages") as meter:
+                backup.backup(
+                    target,
+                    pages=RESTORE_STEP_PAGES,
+                    sleep=0,
+                    progress=lambda status, remaining, total: meter.update(
+                        total - remaining - meter.done
+                    ),
+                )
             # The settings' init_command sets WAL on every connection; set it now so the file is
             # in the mode it will be used in.
             target.execute("PRAGMA journal_mode=WAL")
@@ -90,14 +109,19 @@ class Command(BaseCommand):
         command += ["--single-transaction", "--dbname", connection.settings_dict["NAME"]]
         if clean:
             command += ["--clean", "--if-exists"]
-        done = subprocess.run(
-            [*command, str(source)],
-            env=pg_environment(connection.settings_dict),
-            capture_output=True,
-            text=True,
+        listing = subprocess.run(
+            [pg_tool("pg_restore"), "--list", str(source)], capture_output=True, text=True
         )
-        if done.returncode != 0:
-            raise CommandError(f"pg_restore failed (nothing was restored): {done.stderr.strip()}")
+        tables = sum(1 for line in listing.stdout.splitlines() if " TABLE DATA " in line)
+        with progress.for_command(self, desc="restore", total=tables, unit="tables") as meter:
+            code, messages = run_pg_tool(
+                [*command, str(source)],
+                env=pg_environment(connection.settings_dict),
+                meter=meter,
+                marker="processing data for table",
+            )
+        if code != 0:
+            raise CommandError(f"pg_restore failed (nothing was restored): {messages.strip()}")
 
     def _row_counts(self) -> dict[str, int]:
         quote = connection.ops.quote_name

@@ -19,7 +19,7 @@ expired: a backup is unreadable without the key that wrote it.
 from django.core.management.base import BaseCommand, CommandParser
 
 from memory import reencrypt
-from memory.core import crypto
+from memory.core import crypto, progress
 from memory.facts import vector_pg
 
 
@@ -40,8 +40,11 @@ class Command(BaseCommand):
             f"primary key {ring.primary.kid}; {len(ring.keys)} key(s) configured "
             f"({', '.join(key.kid for key in ring.keys)})"
         )
-        progress = (lambda line: self.stdout.write(line)) if options["verbosity"] > 1 else None
-        counts = reencrypt.reencrypt_all(batch_size=batch_size, progress=progress, dry_run=check)
+        lines = (lambda line: self.stdout.write(line)) if options["verbosity"] > 1 else None
+        with progress.for_command(self, desc="encrypted rows") as meter:
+            counts = reencrypt.reencrypt_all(
+                batch_size=batch_size, progress=lines, dry_run=check, meter=meter
+            )
         verb = "to rewrite" if check else "rewritten"
         for count in counts:
             line = f"{count.table}.{count.column}: {count.rows} rows, {count.rewritten} {verb}"
@@ -57,5 +60,6 @@ class Command(BaseCommand):
         if not check and vector_pg.vector_search_path() == "pgvector":
             # The search columns' rotation and tokens come from the primary key: redo them now
             # rather than at each scope's first search.
-            scopes, rows = vector_pg.sync_all()
+            with progress.for_command(self, desc="search columns", unit="scopes") as meter:
+                scopes, rows = vector_pg.sync_all(progress=meter)
             self.stdout.write(f"search columns: {rows} rows in {scopes} scopes re-derived")

@@ -8,6 +8,7 @@ Searches catch up by themselves, scope by scope; this does every scope at once, 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
+from memory.core import progress
 from memory.facts import vector_pg
 
 
@@ -35,5 +36,6 @@ class Command(BaseCommand):
         if check:
             self.stdout.write(f"{vector_pg.pending_scopes()} scope(s) behind")
             return
-        scopes, rows = vector_pg.sync_all(force=force)
+        with progress.for_command(self, desc="search columns", unit="scopes") as meter:
+            scopes, rows = vector_pg.sync_all(force=force, progress=meter)
         self.stdout.write(f"{rows} rows re-derived in {scopes} scopes; path: {vector_pg.status()}")
