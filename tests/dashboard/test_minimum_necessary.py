@@ -101,6 +101,8 @@ NOTHING_ABOUT_A_PERSON = {
     "password_change",
     "two_factor_manage",
     "two_factor_replace",
+    # The FHIR export's code systems: the meaning of Clara's codes, the same for everyone.
+    "fhir_code_system",
 }
 POST_ONLY = {
     "alert_status",

@@ -161,7 +161,9 @@ def _previous_vectors() -> dict[str, dict[str, np.ndarray]]:
     if "models" not in data or str(data["models"]) != _models_identity():
         return {}
     return {
-        space: dict(zip((str(t) for t in data[f"{space}_texts"]), data[f"{space}_vectors"]))
+        space: dict(
+            zip((str(t) for t in data[f"{space}_texts"]), data[f"{space}_vectors"], strict=True)
+        )
         for space in SPACES
         if f"{space}_texts" in data
     }
@@ -181,7 +183,7 @@ def compute() -> dict[str, np.ndarray]:
         texts = [all_examples[i].text for i in index]
         known = previous.get(space, {})
         todo = [text for text in dict.fromkeys(texts) if text not in known]
-        fresh = dict(zip(todo, embed(space, todo).astype(np.float16))) if todo else {}
+        fresh = dict(zip(todo, embed(space, todo).astype(np.float16), strict=True)) if todo else {}
         arrays[f"{space}_index"] = np.asarray(index, dtype=np.int32)
         arrays[f"{space}_texts"] = np.asarray(texts, dtype=str)
         arrays[f"{space}_vectors"] = np.asarray(

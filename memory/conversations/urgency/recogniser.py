@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.conversations.urgency import examples, heads, language, phrases, reasons
+from memory.conversations.urgency import examples, heads, language, phrases
 from memory.conversations.urgency.text import clauses, normalise
 
 PHRASE = "phrase"
