@@ -132,9 +132,9 @@ def test_sixty_character_names_wrap_on_a_phone(browser, live_server, mother, sho
     invitation = Invitation.objects.create(
         organisation=mother.organisation,
         email="new@family.example",
-        person=mother,
         role=CareRole.FAMILY,
     )
+    invitation.people.add(mother)
     base = f"/people/{mother.id}/"
     checked = {}
     # The invitation's sign-up, with the longest name typed into it.
