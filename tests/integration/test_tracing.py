@@ -22,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections
 from django.test import Client
+from kombu import pools
 
 from clara import tracing
 from clara.celery import app as celery_app
@@ -100,8 +101,10 @@ def traced():
 def _use_broker(**conf) -> None:
     """Point the project's app at another broker (its pools are made afresh on next use)."""
     celery_app.conf.update(**conf)
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
+    # kombu keeps one pool per broker address in a registry of its own: closing only the app's
+    # pool left the closed one there, handed back when the first broker came back, and every
+    # later test that queued a job from a thread got "Acquire on closed pool". Reset them all.
+    pools.reset()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
