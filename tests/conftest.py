@@ -23,6 +23,15 @@ celery_app.conf.update(broker_url="memory://", result_backend="cache+memory://")
 
 
 @pytest.fixture(autouse=True)
+def _project_celery_app_is_current():
+    """A client app a test makes for its worker (tests/integration/test_worker.py) becomes
+    Celery's current app, which shared tasks send through: left current, later tests queued
+    their jobs on that test's closed broker. The project's app is current again after each."""
+    yield
+    celery_app.set_current()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_recovery_log(settings, tmp_path):
     """Each test gets its own recovery log, so tests never see each other's entries."""
     settings.CLARA_RECOVERY_LOG = tmp_path / "recovery.jsonl"

@@ -22,7 +22,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections
 from django.test import Client
-from kombu import pools
 
 from clara import tracing
 from clara.celery import app as celery_app
@@ -101,10 +100,10 @@ def traced():
 def _use_broker(**conf) -> None:
     """Point the project's app at another broker (its pools are made afresh on next use)."""
     celery_app.conf.update(**conf)
-    # kombu keeps one pool per broker address in a registry of its own: closing only the app's
-    # pool left the closed one there, handed back when the first broker came back, and every
-    # later test that queued a job from a thread got "Acquire on closed pool". Reset them all.
-    pools.reset()
+    # Only drop the app's references: kombu keeps one pool per broker address in a registry of
+    # its own and hands the same object back when that broker is used again, so a pool closed
+    # here (or a registry reset) broke every later job queued on the first broker with "Acquire
+    # on closed pool". Each broker's pool stays open, and is found again when it comes back.
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
