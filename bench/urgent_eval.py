@@ -239,7 +239,7 @@ def _fit_inputs(rows: list[dict]) -> tuple[dict, list]:
         phrases.search(normalise(t), prefer=s.code, languages=s.candidates)
         for t, s in zip(texts, said, strict=True)
     ]
-    key = hashlib.sha256(("|".join(texts) + heads.digest() + "v2").encode()).hexdigest()[:16]
+    key = hashlib.sha256(("|".join(texts) + heads.digest() + "v3").encode()).hexdigest()[:16]
     cache = ROOT / "bench" / "results" / f"urgent_fit_{key}.npz"
     if cache.exists():
         return dict(np.load(cache)), hits

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.conversations.urgency import examples, heads, language, phrases
+from memory.conversations.urgency import examples, heads, language, phrases, reasons
 from memory.conversations.urgency.text import clauses, normalise
 
 PHRASE = "phrase"
@@ -41,22 +41,22 @@ MEANING = "meaning"
 # to go home" and wanting to leave; "I fell asleep" and a fall).
 THRESHOLD = {
     examples.ENGLISH_SPACE: {
-        "fall": 0.5,
-        "pain": 0.35,
-        "self_harm": 0.65,
-        "wants_to_leave": 0.85,
-        "asks_for_help": 0.8,
-        "severe_distress": 0.8,
-        "danger_at_home": 0.625,
+        reasons.FALL: 0.5,
+        reasons.PAIN: 0.35,
+        reasons.SELF_HARM: 0.65,
+        reasons.WANTS_TO_LEAVE: 0.85,
+        reasons.ASKS_FOR_HELP: 0.8,
+        reasons.SEVERE_DISTRESS: 0.8,
+        reasons.DANGER_AT_HOME: 0.625,
     },
     examples.MULTILINGUAL_SPACE: {
-        "fall": 0.3,
-        "pain": 0.5,
-        "self_harm": 0.65,
-        "wants_to_leave": 0.45,
-        "asks_for_help": 0.7,
-        "severe_distress": 0.45,
-        "danger_at_home": 0.55,
+        reasons.FALL: 0.3,
+        reasons.PAIN: 0.5,
+        reasons.SELF_HARM: 0.65,
+        reasons.WANTS_TO_LEAVE: 0.45,
+        reasons.ASKS_FOR_HELP: 0.7,
+        reasons.SEVERE_DISTRESS: 0.45,
+        reasons.DANGER_AT_HOME: 0.55,
     },
 }
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
@@ -128,9 +128,13 @@ def meaning_in(message: str, spaces: list[str]) -> list[Meaning]:
     found = []
     for space in spaces:
         vectors = _vectors(space, texts, message)
-        readings = heads.read(space, vectors)
-        best = max(range(len(readings)), key=lambda i: (readings[i].urgent, -i))
-        found.append(Meaning(reading=readings[best], vector=vectors[best]))
+        meanings = [
+            Meaning(reading=reading, vector=vector)
+            for reading, vector in zip(heads.read(space, vectors), vectors, strict=True)
+        ]
+        # The clearest over its own reason's bar: a clause read as a fall (bar 0.5) at 0.6
+        # counts, though the whole reads as wanting to leave at 0.8 (bar 0.85).
+        found.append(max(meanings, key=lambda m: m.reading.urgent - m.threshold))
     return found
 
 
