@@ -9,14 +9,12 @@ option stays on the Procfile's command line.
 """
 
 import os
-from pathlib import Path
+
+from clara import metrics_files
 
 _metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
 if _metrics_dir:
-    _folder = Path(_metrics_dir)
-    _folder.mkdir(parents=True, exist_ok=True)
-    for _stale in _folder.glob("*.db"):
-        _stale.unlink(missing_ok=True)
+    metrics_files.wipe(_metrics_dir)
 
 
 def child_exit(server, worker) -> None:

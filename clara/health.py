@@ -104,7 +104,8 @@ def check_broker() -> dict[str, Any]:
 
 
 def check_recovery_log() -> dict[str, Any]:
-    """How many refused exchanges wait for replay. Informational: the beat replays them."""
+    """How many refused exchanges wait for replay. Informational: each web process replays its
+    machine's log itself (memory.conversations.recovery.start_replayer), the beat its worker's."""
     try:
         return {"ok": True, "pending": recovery.pending_count()}
     except OSError as exc:

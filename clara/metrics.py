@@ -36,6 +36,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
+from clara import metrics_files
 from clara.client_ip import is_internal
 from memory.core import metrics
 
@@ -48,14 +49,6 @@ UNMATCHED = "unmatched"
 
 def multiprocess_dir() -> str:
     return settings.PROMETHEUS_MULTIPROC_DIR
-
-
-def wipe_multiprocess_dir(path: str) -> None:
-    """Empty the values a previous run left (at a master's start, before any child writes)."""
-    folder = Path(path)
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("*.db"):
-        stale.unlink(missing_ok=True)
 
 
 # --- What is read at scrape time ---------------------------------------------------------------
@@ -102,7 +95,7 @@ class ScrapeCollector:
         return []
 
     def collect(self):
-        from memory.conversations import recovery
+        from clara import health  # it reads the recovery log's models: not at import time
 
         depth = queue_depth()
         up = GaugeMetricFamily(
@@ -118,16 +111,13 @@ class ScrapeCollector:
             )
             family.add_metric([settings.CELERY_TASK_DEFAULT_QUEUE], depth)
             yield family
-        try:
-            pending = recovery.pending_count()
-        except OSError:
-            pending = None
-        if pending is not None:
+        log = health.check_recovery_log()
+        if log["ok"]:
             backlog = GaugeMetricFamily(
                 "clara_recovery_log_pending",
                 "Exchanges waiting in this machine's recovery log to be stored.",
             )
-            backlog.add_metric([], pending)
+            backlog.add_metric([], log["pending"])
             yield backlog
 
 
@@ -135,14 +125,19 @@ _scrape_registry = CollectorRegistry(auto_describe=False)
 _scrape_registry.register(ScrapeCollector())
 
 
+def _recorded() -> CollectorRegistry:
+    """Where recorded values are read: every process's files under gunicorn's or the worker
+    pool's folder, else this process's own registry."""
+    if not multiprocess_dir():
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=multiprocess_dir())
+    return registry
+
+
 def exposition() -> bytes:
     """The whole text exposition: every process's recorded values, then the scrape-time ones."""
-    if multiprocess_dir():
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=multiprocess_dir())
-    else:
-        registry = REGISTRY
-    return generate_latest(registry) + generate_latest(_scrape_registry)
+    return generate_latest(_recorded()) + generate_latest(_scrape_registry)
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
@@ -209,7 +204,7 @@ class MetricsMiddleware:
             response = self.get_response(request)
         elapsed = perf_counter() - started
         route = route_of(request)
-        method = request.method if request.method in _METHODS else "other"
+        method = metrics.bounded(request.method, _METHODS)
         metrics.HTTP_REQUEST_SECONDS.labels(route, method).observe(elapsed)
         metrics.HTTP_REQUESTS.labels(route, method, str(response.status_code)).inc()
         metrics.HTTP_DB_SECONDS.labels(route).observe(timer.seconds)
@@ -241,7 +236,7 @@ def _on_task_failure(sender=None, **kwargs) -> None:
 
 def _on_worker_init(**kwargs) -> None:
     if multiprocess_dir():
-        wipe_multiprocess_dir(multiprocess_dir())
+        metrics_files.wipe(multiprocess_dir())
 
 
 def _on_worker_process_shutdown(pid=None, **kwargs) -> None:
@@ -264,11 +259,7 @@ def _on_worker_ready(**kwargs) -> None:
     with _worker_server_lock:
         if _worker_server_started:
             return
-        registry = REGISTRY
-        if multiprocess_dir():
-            registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry, path=multiprocess_dir())
-        start_http_server(port, addr=settings.CLARA_WORKER_METRICS_ADDRESS, registry=registry)
+        start_http_server(port, addr=settings.CLARA_WORKER_METRICS_ADDRESS, registry=_recorded())
         _worker_server_started = True
 
 

@@ -402,8 +402,6 @@ CLARA_READYZ_SQLITE_CHECK_SECONDS = env_int("CLARA_READYZ_SQLITE_CHECK_SECONDS",
 # so it comes from the environment only (the Procfile sets one per web instance and per worker).
 # Empty: values live in the process (`runserver`, tests).
 PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", "")
-if PROMETHEUS_MULTIPROC_DIR:
-    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 # A Celery worker's own metrics (its jobs' time and failures) on this port of
 # CLARA_WORKER_METRICS_ADDRESS (a worker has no web server); 0: not served.
 CLARA_WORKER_METRICS_PORT = env_int("CLARA_WORKER_METRICS_PORT", 0)

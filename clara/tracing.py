@@ -28,6 +28,7 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 
@@ -87,11 +88,6 @@ def scrub_sql(statement: str) -> str:
     return _UUID.sub("?", _LITERAL.sub("?", statement))
 
 
-@functools.lru_cache(maxsize=4096)
-def _scrub_name(name: str) -> str:
-    return _UUID.sub("?", _LITERAL.sub("?", name))
-
-
 def _private_attributes(attributes) -> dict:
     kept = {}
     route = None
@@ -122,7 +118,7 @@ def private_span(span):
         for event in span.events
     ]
     return ReadableSpan(
-        name=_scrub_name(span.name),
+        name=scrub_sql(span.name),
         context=span.context,
         parent=span.parent,
         resource=span.resource,
@@ -152,13 +148,6 @@ class PrivateSpanExporter:
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         flush = getattr(self.inner, "force_flush", None)
         return flush(timeout_millis) if flush else True
-
-
-def _on_django_response(span, request, response) -> None:
-    """The route, on the request's span, for the path scrubbing above (404s have none)."""
-    if span.is_recording():
-        match = getattr(request, "resolver_match", None)
-        span.set_attribute("http.route", match.route if match and match.route else UNMATCHED)
 
 
 _lock = threading.Lock()
@@ -251,30 +240,33 @@ def _statements_everywhere() -> None:
         _traced_execution = None
 
 
-def _instrument(provider) -> None:
+def _instrumentors() -> list[tuple[Any, dict]]:
+    """Django, Celery and this database's driver, each with how it is instrumented."""
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.django import DjangoInstrumentor
 
-    _statements_inside_traces_only()
-
-    DjangoInstrumentor().instrument(
-        tracer_provider=provider,
-        # Probes and scrapes every few seconds: noise, not requests.
-        excluded_urls="healthz,readyz,metrics",
-        response_hook=_on_django_response,
-    )
-    CeleryInstrumentor().instrument(tracer_provider=provider)
     if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
 
-        SQLite3Instrumentor().instrument(tracer_provider=provider)
+        driver = (SQLite3Instrumentor(), {})
     else:
         from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
 
         # Statements only: parameters (the values) are never captured.
-        PsycopgInstrumentor().instrument(
-            tracer_provider=provider, enable_commenter=False, capture_parameters=False
-        )
+        driver = (PsycopgInstrumentor(), {"enable_commenter": False, "capture_parameters": False})
+    return [
+        # Probes and scrapes every few seconds: noise, not requests. The route (http.route) is
+        # the instrumentation's own; a request no route matched gets UNMATCHED as its path.
+        (DjangoInstrumentor(), {"excluded_urls": "healthz,readyz,metrics"}),
+        (CeleryInstrumentor(), {}),
+        driver,
+    ]
+
+
+def _instrument(provider) -> None:
+    _statements_inside_traces_only()
+    for instrumentor, options in _instrumentors():
+        instrumentor.instrument(tracer_provider=provider, **options)
 
 
 def shutdown() -> None:
@@ -283,19 +275,8 @@ def shutdown() -> None:
     with _lock:
         if _provider is None:
             return
-        from opentelemetry.instrumentation.celery import CeleryInstrumentor
-        from opentelemetry.instrumentation.django import DjangoInstrumentor
-
-        DjangoInstrumentor().uninstrument()
-        CeleryInstrumentor().uninstrument()
-        if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-            from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
-
-            SQLite3Instrumentor().uninstrument()
-        else:
-            from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
-
-            PsycopgInstrumentor().uninstrument()
+        for instrumentor, _ in _instrumentors():
+            instrumentor.uninstrument()
         _statements_everywhere()
         _provider.shutdown()
         _provider = None

@@ -12,7 +12,7 @@ dashboard is read by `day()` or, in a form, checked by `validate_day`.
 from datetime import date
 
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 # Far past any real history (10,000 pages of conversations or audit rows), far below overflow.
 MAX_PAGE = 10_000
@@ -37,6 +37,12 @@ class BadParameter(Exception):
         )
 
 
+def bad_input(field: str, detail: str) -> JsonResponse:
+    """The 400 for a form field a page's script posts (htmx switches, the PDF's dates): JSON
+    naming the field."""
+    return JsonResponse({"detail": detail, "code": "invalid", "field": field}, status=400)
+
+
 def page_number(request: HttpRequest, name: str = "page") -> int:
     """The page asked for (1 when absent); raises BadParameter outside 1..MAX_PAGE."""
     raw = request.GET.get(name)
@@ -56,7 +62,7 @@ def validate_day(value: date) -> None:
         raise ValidationError(f"Give {DAY_RANGE}.", code="out_of_range")
 
 
-def day(request: HttpRequest, name: str, *, default: date) -> date:
+def day(request: HttpRequest, name: str, *, default: date | None) -> date | None:
     """The day asked for as YYYY-MM-DD (`default` when absent); raises BadParameter when it is
     not a date or is outside FIRST_DAY..LAST_DAY."""
     raw = request.GET.get(name)

@@ -100,7 +100,9 @@ def _form(section: str, access: Access, data=None):
     return RoutineForm(data)
 
 
-def _context(access: Access, *, editing: str | None = None, form=None) -> dict:
+def _context(
+    access: Access, *, editing: str | None = None, form=None, with_remembering: bool = True
+) -> dict:
     about = CaregiverContext.of(access.person)
     agreed = about.agreed_answers
     forms = {section: _form(section, access) for section in SECTIONS}
@@ -136,7 +138,8 @@ def _context(access: Access, *, editing: str | None = None, form=None) -> dict:
             key: text.format(name=short_name) for key, text in profile_people.SOURCE_WORDS.items()
         },
         "routines": store.memory_list_for_person(access.person.id, type=MemoryType.ROUTINE),
-        **remembering.context(access),
+        # The remembering section reads every live memory: only where it is drawn.
+        **(remembering.context(access) if with_remembering else {}),
     }
 
 
@@ -156,7 +159,8 @@ def _section_response(request, access: Access, section: str, *, status: int = 20
         request,
         "dashboard/profile.html",
         access,
-        _context(access, **context),
+        # htmx gets the section alone: the remembering section is drawn only in the whole page.
+        _context(access, with_remembering=not request.htmx, **context),
         partial=f"{section}-section",
         status=status,
     )

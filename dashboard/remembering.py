@@ -76,11 +76,19 @@ def remembered_things(access: Access) -> tuple[list[Thing], list[Thing]]:
 
 
 def context(
-    access: Access, *, confirming: Thing | None = None, error: str = "", done: str = ""
+    access: Access,
+    *,
+    things: tuple[list[Thing], list[Thing]] | None = None,
+    confirming: Thing | None = None,
+    error: str = "",
+    done: str = "",
 ) -> dict:
-    """What the profile's remembering section shows."""
+    """What the profile's remembering section shows (`things`: remembered_things, when the
+    caller has read them already)."""
     may_curate = access.may_forget
-    people, kinds = remembered_things(access) if may_curate else ([], [])
+    if not may_curate:
+        things = ([], [])
+    people, kinds = things if things is not None else remembered_things(access)
     return {
         "remembering": {
             "enabled": access.person.memory_enabled,
@@ -96,11 +104,11 @@ def context(
 
 def _section(request: HttpRequest, access: Access, *, status: int = 200, **extra) -> HttpResponse:
     """The section for htmx; the whole profile otherwise (the confirmation in place)."""
-    from dashboard import profile  # profile's page context; it does not import this module
+    from dashboard import profile  # profile's page context (profile imports this module)
 
     data = context(access, **extra)
     if not request.htmx:
-        data = {**profile._context(access), **data}
+        data = {**profile._context(access, with_remembering=False), **data}
     return _render(
         request,
         "dashboard/profile.html",
@@ -166,17 +174,27 @@ def forget_about(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     source = request.POST if posting else request.GET
     if not posting and not source.get("thing"):
         return _section(request, access)  # nothing chosen yet: the section as it is
-    people, kinds = remembered_things(access)
+    things = remembered_things(access)
+    people, kinds = things
     chosen = next((t for t in people + kinds if t.value == source.get("thing")), None)
     if chosen is None:
         return _section(
-            request, access, status=400, error="thing: choose someone or something from the list."
+            request,
+            access,
+            things=things,
+            status=400,
+            error="thing: choose someone or something from the list.",
         )
     if not posting:
-        return _section(request, access, confirming=chosen)
+        return _section(request, access, things=things, confirming=chosen)
     if source.get("confirm") != "yes":
         return _section(
-            request, access, status=400, confirming=chosen, error="confirm: say yes to forget."
+            request,
+            access,
+            things=things,
+            status=400,
+            confirming=chosen,
+            error="confirm: say yes to forget.",
         )
     services.memories_forget_about(
         person=access.person, user=request.user, entity=chosen.entity, type=chosen.type

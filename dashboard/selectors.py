@@ -1096,11 +1096,6 @@ class AlertRow:
         return self.kind == Alert.Kind.ESCALATION
 
 
-def _name_of(first: str | None, last: str | None, login: str | None) -> str | None:
-    full = f"{first or ''} {last or ''}".strip()
-    return full or login
-
-
 def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[AlertRow]:
     """The person's alerts: the ones not resolved first (oldest first: the longest waiting
     leads), then the resolved, newest first."""
@@ -1136,14 +1131,14 @@ def alerts_for_person(*, person: Person, limit: int = ALERTS_SHOWN) -> list[Aler
             headline=words.alert_headline(row["kind"], row["detail"]),
             created=row["created_at"].astimezone(zone),
             session_id=row["session_id"],
-            claimed_by=_name_of(
+            claimed_by=words.login_name(
                 row["claimed_by__first_name"],
                 row["claimed_by__last_name"],
                 row["claimed_by__username"],
             ),
             claimed_by_id=row["claimed_by_id"],
             claimed_at=row["claimed_at"].astimezone(zone) if row["claimed_at"] else None,
-            resolved_by=_name_of(
+            resolved_by=words.login_name(
                 row["resolved_by__first_name"],
                 row["resolved_by__last_name"],
                 row["resolved_by__username"],

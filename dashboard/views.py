@@ -169,9 +169,10 @@ def people(request: HttpRequest) -> HttpResponse:
         "filter": wanted,
         "hidden": hidden,
     }
-    # One read row per organisation shown, as on the home view; the list's minute poll repeats
-    # what the page load disclosed and recorded, and is not written again.
-    since = poll_since(request)
+    # One read row per organisation shown, as on the home view; the list's minute poll, and a
+    # search typed into the page (a part of it), repeat what the page load disclosed and
+    # recorded, and are not written again.
+    since = poll_since(request) or part_since(request)
     shown = {card.person.organisation_id for card in everyone}
     if shown and not (
         since and recorded_since(request.user, since, action=AuditAction.VIEW_PEOPLE)

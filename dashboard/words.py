@@ -307,6 +307,12 @@ def caregiver_name(user) -> str:
     return (user.get_full_name() or user.get_username())[:150]
 
 
+def login_name(first: str | None, last: str | None, login: str | None) -> str | None:
+    """`caregiver_name` from a login's columns (rows read with .values())."""
+    full = f"{first or ''} {last or ''}".strip()
+    return (full or login or "")[:150] or None
+
+
 OUTCOME_WORDS = {
     Alert.Outcome.WELL: "checked and well",
     Alert.Outcome.HURT_CARED_FOR: "hurt, care given",

@@ -88,9 +88,9 @@ class NotAllowed(Exception):
 @dataclass(frozen=True)
 class Inviter:
     """Who invites into an organisation, and to what: its admins to any of its people's care
-    teams (or to the organisation alone), a team admin to the care teams they admin. The role
-    given is never above the inviter's own in each team chosen (an organisation's admin counts
-    as a team admin), so nobody hands out, or gives themselves, more than they hold."""
+    teams (or to the organisation alone), a team admin only to the care teams they admin
+    (`people`). Team admin is the highest care-team role, so no role given is above the
+    inviter's own in a team chosen: nobody hands out, or gives themselves, more than they hold."""
 
     user: object
     organisation: Organisation
@@ -107,18 +107,6 @@ class Inviter:
     def may_invite(self) -> bool:
         return self.organisation_admin or self.people().exists()
 
-    def highest_role(self, people) -> str:
-        """The highest role this login may give in every one of these care teams."""
-        if self.organisation_admin:
-            return CareRole.ADMIN
-        held = dict(
-            CareTeamMembership.objects.filter(
-                user_id=self.user.pk, person__in=list(people)
-            ).values_list("person_id", "role")
-        )
-        ranks = [ROLES_LEAST_FIRST.index(held.get(p.pk, CareRole.FAMILY)) for p in people]
-        return ROLES_LEAST_FIRST[min(ranks, default=0)]
-
     def check(self, *, email: str, people, role: str) -> None:
         """NotAllowed (naming the field) unless this login may send this invitation."""
         if email.casefold() == (self.user.email or "").casefold():
@@ -128,17 +116,6 @@ class Inviter:
             raise NotAllowed("people", "Choose people from the list.")
         if not people and not self.organisation_admin:
             raise NotAllowed("people", "Choose the people whose care team they will join.")
-        highest = self.highest_role(people)
-        if people and ROLES_LEAST_FIRST.index(role) > ROLES_LEAST_FIRST.index(highest):
-            raise NotAllowed("role", "You cannot invite someone to a role above your own.")
-
-
-def inviter_of(user, organisation: Organisation) -> Inviter:
-    """The login as an inviter into this organisation (it belongs to it: dashboard.access)."""
-    organisation_admin = OrganisationMembership.objects.filter(
-        user_id=user.pk, organisation=organisation, is_admin=True
-    ).exists()
-    return Inviter(user=user, organisation=organisation, organisation_admin=organisation_admin)
 
 
 def invitation_send(

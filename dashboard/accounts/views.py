@@ -38,7 +38,11 @@ def _inviter(request: HttpRequest, slug: str) -> services.Inviter:
     """The login as an inviter of the organisation: its admins and its team admins (403 for
     other members, 404 for anyone outside it)."""
     org = get_organisation_for(request.user, slug, need=Need.VIEW)
-    inviter = services.inviter_of(request.user, org.organisation)
+    inviter = services.Inviter(
+        user=request.user,
+        organisation=org.organisation,
+        organisation_admin=org.membership.is_admin,
+    )
     if not inviter.may_invite():
         raise PermissionDenied("Only the organisation's admins and team admins invite.")
     return inviter

@@ -13,7 +13,7 @@ from datetime import date, datetime, time, timedelta
 from django.db.models import Avg
 from django.template.loader import render_to_string
 
-from dashboard import pdf, selectors, words
+from dashboard import params, pdf, selectors, words
 from dashboard.alerting import delivery
 from dashboard.alerting.models import AlertStep
 from memory.core.person import CaregiverContext, person_zone
@@ -31,6 +31,35 @@ class Period:
     @property
     def days(self) -> int:
         return (self.end - self.start).days + 1
+
+
+DEFAULT_DAYS = 30
+
+
+class BadPeriod(ValueError):
+    """A period the report (or the FHIR export of its figures) cannot cover, naming the field."""
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+        self.detail = detail
+
+
+def period_asked(*, start: date | None, end: date | None, today: date) -> Period:
+    """The period a caller asked for: `to` defaults to today, `from` to 30 days before it; both
+    days between params.FIRST_DAY and LAST_DAY (a day near date's own ends overflows once a day
+    or a time zone is added), `from` not after `to`, at most MAX_DAYS. BadPeriod otherwise."""
+    for field, day in (("to", end), ("from", start)):
+        if day is not None and not params.FIRST_DAY <= day <= params.LAST_DAY:
+            raise BadPeriod(field, f"{field} must be {params.DAY_RANGE}, as YYYY-MM-DD.")
+    end = end or today
+    start = start or max(end - timedelta(days=DEFAULT_DAYS - 1), params.FIRST_DAY)
+    if start > end:
+        raise BadPeriod("from", "The first day comes after the last.")
+    period = Period(start=start, end=end)
+    if period.days > MAX_DAYS:
+        raise BadPeriod("from", f"A period covers at most {MAX_DAYS} days.")
+    return period
 
 
 def bounds(person: Person, period: Period) -> tuple[datetime, datetime]:

@@ -6,13 +6,12 @@ Every view goes through dashboard.access (404 for outsiders, audited), like ever
 """
 
 import uuid
-from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -84,13 +83,8 @@ def panel_context(access: Access, alert_rows) -> dict:
     return {
         "note_max": NOTE_MAX_CHARS,
         "staff_notes": notes_services.sees_staff_notes(access.membership),
-        "seen_by_staff": notes_services.seen_by(name=_name(access), for_family=False),
-        "seen_by_family": notes_services.seen_by(name=_name(access), for_family=True),
+        **notes_services.seen_by_choices(access.person),
     }
-
-
-def _name(access: Access) -> str:
-    return delivery.first_name(access.person)
 
 
 def _ack_page(request, notice, *, status: int = 200, **extra) -> HttpResponse:
@@ -306,10 +300,6 @@ def alert_routing(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
 REPORT_ROLES = (CareRole.ADMIN, CareRole.STAFF)
 
 
-def _bad(field: str, detail: str) -> JsonResponse:
-    return JsonResponse({"detail": detail, "code": "invalid", "field": field}, status=400)
-
-
 @login_required
 @require_GET
 def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
@@ -331,15 +321,16 @@ def clinician_report(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse
     )
     today = timezone.now().astimezone(person_zone(access.person)).date()
     try:
-        end = params.day(request, "to", default=today)
-        start = params.day(request, "from", default=max(end - timedelta(days=29), params.FIRST_DAY))
+        period = report.period_asked(
+            start=params.day(request, "from", default=None),
+            end=params.day(request, "to", default=None),
+            today=today,
+        )
     except params.BadParameter as bad:
-        return _bad(bad.name, f"{bad.name} {bad.detail}")
-    if start > end:
-        return _bad("from", "The first day comes after the last.")
-    period = report.Period(start=start, end=end)
-    if period.days > report.MAX_DAYS:
-        return _bad("from", f"A report covers at most {report.MAX_DAYS} days.")
+        return params.bad_input(bad.name, f"{bad.name} {bad.detail}")
+    except report.BadPeriod as bad:
+        return params.bad_input(bad.field, bad.detail)
+    start, end = period.start, period.end
     try:
         with pdf.render_slot():
             refusal = pdf.limit_refusal(request, access=access, action=AuditAction.REPORT_PDF)

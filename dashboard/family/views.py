@@ -7,14 +7,14 @@ and the staff page meet). Access, audit and time zone as on every person page.
 import uuid
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from dashboard import views
+from dashboard import params, views
 from dashboard.access import Access, get_person_for
 from dashboard.alerting import delivery, rights
 from dashboard.family import selectors
@@ -55,16 +55,8 @@ def digest(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     access = get_person_for(request.user, person_id, action=AuditAction.EDIT_DIGEST)
     choice = request.POST.get("weekly_digest", "")
     if choice not in DIGEST_CHOICES:
-        return JsonResponse(
-            {
-                "detail": "weekly_digest must be on or off.",
-                "code": "invalid",
-                "field": "weekly_digest",
-            },
-            status=400,
-        )
+        return params.bad_input("weekly_digest", "weekly_digest must be on or off.")
     routing = delivery.routing_of(access.membership)
-    routing.membership = access.membership
     routing.weekly_digest = DIGEST_CHOICES[choice]
     routing.save()
     if request.htmx:

@@ -5,7 +5,7 @@ It lives in `dashboard` because it is the clinician report's figures and points 
 router. Audited as the JSON export is: who, which person, when, the outcome.
 """
 
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 from uuid import UUID
 
@@ -18,11 +18,9 @@ from memory.conversations import audit, tenancy
 from memory.conversations.models import AccessAction, Scope
 from memory.core.errors import Invalid
 from memory.core.person import person_zone
-from memory.core.schemas import ERRORS, ErrorOut
+from memory.core.schemas import ERRORS
 
 router = Router(tags=["privacy"])
-
-DEFAULT_DAYS = 30
 
 
 class PeriodQuery(Schema):
@@ -36,7 +34,7 @@ class PeriodQuery(Schema):
 
 @router.get(
     "/people/{person_id}/fhir",
-    response={200: dict[str, Any], 403: ErrorOut, **ERRORS},
+    response={200: dict[str, Any], **ERRORS},
 )
 def person_fhir(request, person_id: UUID, period: Query[PeriodQuery]):
     """The person over a period as a FHIR R4 Bundle (type collection): the Patient (id and
@@ -48,12 +46,9 @@ def person_fhir(request, person_id: UUID, period: Query[PeriodQuery]):
         caller.require(Scope.EXPORT)
         person = tenancy.person_of(caller, person_id)
         today = timezone.now().astimezone(person_zone(person)).date()
-        end = period.end or today
-        start = period.start or end - timedelta(days=DEFAULT_DAYS - 1)
-        if start > end:
-            raise Invalid("from is after to.", field="from")
-        days = report.Period(start=start, end=end)
-        if days.days > report.MAX_DAYS:
-            raise Invalid(f"A bundle covers at most {report.MAX_DAYS} days.", field="from")
+        try:
+            days = report.period_asked(start=period.start, end=period.end, today=today)
+        except report.BadPeriod as bad:
+            raise Invalid(bad.detail, field=bad.field) from None
         access.person_id = person_id
         return bundle.person_bundle(person=person, period=days, now=timezone.now())

@@ -20,7 +20,8 @@ from dashboard.access import Need, allows
 from dashboard.alerting.models import AlertStep
 from dashboard.models import CareTeamMembership
 from dashboard.notes.models import CaregiverNote, NoteVisibility
-from dashboard.words import alert_headline
+from dashboard.words import alert_headline, caregiver_name, login_name
+from memory.core.person import CaregiverContext
 from memory.models import Person
 
 NOTES_SHOWN = 50
@@ -55,8 +56,14 @@ def seen_by(*, name: str, for_family: bool) -> str:
     return f"Seen by: {readers} and family" if for_family else f"Seen by: {readers}"
 
 
-def _author_name(user) -> str:
-    return (user.get_full_name() or user.get_username())[:150]
+def seen_by_choices(person: Person) -> dict[str, str]:
+    """What a note form tells its writer either way (`seen_by_staff`, `seen_by_family`), the
+    person named as every page names them."""
+    name = CaregiverContext.of(person).name_or("them")
+    return {
+        "seen_by_staff": seen_by(name=name, for_family=False),
+        "seen_by_family": seen_by(name=name, for_family=True),
+    }
 
 
 def note_add(*, person: Person, membership: CareTeamMembership, text: str, visibility: str):
@@ -67,7 +74,7 @@ def note_add(*, person: Person, membership: CareTeamMembership, text: str, visib
         return CaregiverNote.objects.create(
             person=person,
             author=membership.user,
-            author_name=_author_name(membership.user),
+            author_name=caregiver_name(membership.user),
             visibility=visibility,
             text=text,
         )
@@ -83,7 +90,7 @@ def notes_for(*, person: Person, membership: CareTeamMembership) -> list[NoteRow
         NoteRow(
             at=note.created_at,
             # The writer as named now (a note written before the login had a name kept its login).
-            who=_author_name(note.author) if note.author_id else note.author_name,
+            who=caregiver_name(note.author) if note.author_id else note.author_name,
             text=note.text,
             kind="note",
             visibility=note.visibility,
@@ -95,7 +102,11 @@ def notes_for(*, person: Person, membership: CareTeamMembership) -> list[NoteRow
     rows += [
         NoteRow(
             at=step["at"],
-            who=_step_author(step),
+            # The writer as named now, else as named when it was written.
+            who=login_name(
+                step["user__first_name"], step["user__last_name"], step["user__username"]
+            )
+            or step["who"],
             text=step["note"],
             kind="handover",
             visibility=NoteVisibility.TEAM if step["for_family"] else NoteVisibility.STAFF,
@@ -126,12 +137,6 @@ def _handover_steps(person_id: uuid.UUID, *, family: bool = False):
         "user__first_name",
         "user__last_name",
     )
-
-
-def _step_author(step: dict) -> str:
-    """A handover note's writer as named now, else as named when it was written."""
-    full = f"{step['user__first_name'] or ''} {step['user__last_name'] or ''}".strip()
-    return (full or step["user__username"] or step["who"])[:150]
 
 
 def timeline_for(

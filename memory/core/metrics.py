@@ -53,7 +53,7 @@ TASK_SECONDS = Histogram(
 )
 TASK_FAILURES = Counter(
     "clara_task_failures",
-    "Background jobs that raised (retries included), by task name.",
+    "Background jobs that failed for good (their retries spent, or none allowed), by task name.",
     ["task"],
 )
 

@@ -322,9 +322,9 @@ class ClaraStore(BaseStore):
         self.organisation = DEFAULT_ORGANISATION if organisation is None else organisation
         _check_organisation(self.organisation)
         # A mistyped name must not open a new, empty organisation and write there unseen. No
-        # name at all is Clara's default organisation, made when missing as everywhere else in
-        # Clara (tenancy.default_caller): there is no name to mistype.
-        self.create_organisation = create_organisation or organisation is None
+        # name at all, or its name, is Clara's default organisation, made when missing as
+        # everywhere else in Clara (tenancy.default_caller).
+        self.create_organisation = create_organisation or self.organisation == DEFAULT_ORGANISATION
         self._organisation_id: str | None = None
         self._people: set[str] = set()
         self.ttl_config = ttl

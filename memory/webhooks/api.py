@@ -8,7 +8,7 @@ from pydantic import Field
 
 from memory.conversations import tenancy
 from memory.conversations.models import Scope
-from memory.core.schemas import ERRORS, ErrorOut, RequestSchema, Text
+from memory.core.schemas import ERRORS, RequestSchema, Text
 from memory.webhooks import services
 from memory.webhooks.models import WebhookEvent
 
@@ -83,7 +83,7 @@ def delete_webhook(request, webhook_id: UUID):
 
 @router.post(
     "/webhooks/{webhook_id}/rotate-secret",
-    response={200: WebhookSecretOut, 403: ErrorOut, **ERRORS},
+    response={200: WebhookSecretOut, **ERRORS},
 )
 def rotate_webhook_secret(request, webhook_id: UUID):
     """Give a webhook a new secret; the previous one keeps signing beside it for

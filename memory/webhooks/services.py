@@ -319,9 +319,11 @@ def delivery_attempt(*, delivery_id: uuid.UUID, now: datetime | None = None) -> 
         delivery.delivered_at = now
         delivery.next_attempt_at = None
         if delivery.event == WebhookEvent.ALERT_RAISED:
-            # The event's time is the alert's: raised to received by the organisation's system.
+            # From the alert being raised (as the e-mail channel measures) to received by the
+            # organisation's system; the delivery itself is made when the delivery job runs.
+            raised = _raised_at(delivery.payload) or delivery.created_at
             metrics.ALERT_DELIVERY_SECONDS.labels("webhook").observe(
-                max(0.0, (now - delivery.created_at).total_seconds())
+                max(0.0, (now - raised).total_seconds())
             )
     else:
         next_at = now + retry_delay(delivery.attempts)
@@ -367,3 +369,11 @@ def failed_deliveries(*, organisation_id: uuid.UUID, limit: int = 20) -> list[We
         .select_related("webhook")
         .order_by("-created_at")[:limit]
     )
+
+
+def _raised_at(payload: dict) -> datetime | None:
+    """When the alert of an `alert.raised` payload was raised (its `data.raised_at`)."""
+    try:
+        return datetime.fromisoformat((payload.get("data") or {})["raised_at"])
+    except (KeyError, TypeError, ValueError):
+        return None

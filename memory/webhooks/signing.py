@@ -9,7 +9,7 @@ HMAC-SHA256 key. Each attempt carries:
   secret's predecessor is still valid a second one made with it, space-separated.
 
 Secrets made before Clara followed the standard were `whsec_` + URL-safe text keyed as the whole
-string; migration 0029 rewrote each as `whsec_` + base64 of that very string, so its key bytes
+string; migration 0040 rewrote each as `whsec_` + base64 of that very string, so its key bytes
 (and the legacy signature below) are unchanged for receivers that keep the old string.
 
 The deprecated `X-Clara-*` headers are still sent beside them while
@@ -31,16 +31,6 @@ SECRET_BYTES = 32
 def secret_new() -> str:
     """A fresh secret in the standard's form: `whsec_` + base64 of 32 random bytes."""
     return PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
-
-
-def secret_from_legacy(legacy: str) -> str:
-    """The standard form of a secret made before: its key bytes are the old string's."""
-    return PREFIX + base64.b64encode(legacy.encode()).decode()
-
-
-def legacy_from_secret(secret: str) -> str:
-    """The string a receiver was given before the standard (undoes `secret_from_legacy`)."""
-    return key_of(secret).decode()
 
 
 def key_of(secret: str) -> bytes:

@@ -447,7 +447,7 @@ def test_changing_a_password_needs_a_login():
 
 
 def test_the_sign_up_asks_for_a_name_and_refuses_without_a_first_name(admin, person, smtp_server):
-    _invite(client_for(admin), person.organisation, person=str(person.id))
+    _invite(client_for(admin), person.organisation, people=[str(person.id)])
     path = _path(_link(smtp_server))
     page = Client().get(path).content.decode()
     assert 'name="first_name"' in page and 'autocomplete="given-name"' in page

@@ -135,8 +135,9 @@ def test_the_writer_marks_a_handover_note_for_family_and_sees_who_reads_it(alert
         .content.decode()
     )
     assert AlertStep.objects.get(kind="note").for_family is True
-    assert "Seen by: staff of Peggy&#x27;s care team" in content  # before ticking the box
-    assert "Seen by: staff of Peggy&#x27;s care team and family" in content  # after
+    # What the form tells its writer before and after ticking "Family may read it too".
+    assert 'data-seen-by-off="Seen by: staff of Peggy&#x27;s care team"' in content
+    assert 'data-seen-by="Seen by: staff of Peggy&#x27;s care team and family"' in content
 
 
 def test_family_read_no_staff_handover_note_anywhere(person, alert, sam, bob):

@@ -212,6 +212,8 @@ def test_a_key_without_the_export_scope_gets_403(person):
         ({"to": "yesterday"}, "to"),
         ({"from": "2026-05-02", "to": "2026-05-01"}, "from"),
         ({"from": "2024-01-01", "to": "2026-01-01"}, "from"),  # more than 366 days
+        ({"to": "9999-12-31"}, "to"),  # a day at date's end overflowed once a day was added
+        ({"from": "0001-01-01", "to": "0001-01-31"}, "to"),  # and at its start
     ],
 )
 def test_bad_dates_are_a_4xx_naming_the_field(export_api, person, params, field):

@@ -272,3 +272,27 @@ def test_full_name_and_identifier_on_record_are_encrypted_and_the_identifier_is_
     )
     person.refresh_from_db()
     assert (person.full_name, person.identifier) == ("Margaret Ann Collins", "RH-0142")
+
+
+@pytest.mark.parametrize(("field", "value"), [("full_name", "M" * 201), ("identifier", "R" * 61)])
+def test_a_full_name_or_identifier_too_long_is_refused_and_changes_nothing(
+    person, alice_client, field, value
+):
+    data = {"preferred_name": "Peggy", "full_name": "Margaret Collins", "identifier": "RH-0142"}
+    response = alice_client.post(section_url(person, "name"), {**data, field: value}, headers=HX)
+    assert response.status_code == 400
+    assert field in response.content.decode()
+    person.refresh_from_db()
+    assert not person.full_name and not person.identifier
+
+
+def test_a_section_refused_without_htmx_is_the_whole_page_with_every_section(person, alice_client):
+    response = alice_client.post(
+        section_url(person, "topics"),
+        {"known_topics": "\n".join(f"topic {n}" for n in range(31))},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'id="profile-topics"' in page
+    # The remembering section with what it reads (not an empty shell saying it is off).
+    assert "Switch remembering off" in page and "Remembering is off" not in page

@@ -117,6 +117,21 @@ def test_the_people_lists_poll_writes_nothing_after_the_page_opened(alice_client
     assert len(_rows(user=alice, action=AuditAction.VIEW_PEOPLE)) == 1
 
 
+def test_a_search_typed_into_the_people_list_writes_nothing_after_the_page_opened(
+    alice_client, alice, person
+):
+    alice_client.get(reverse("dashboard:people"))
+    typed = {"HX-Request": "true", "X-Clara-Part": "1"}
+    for letters in ("P", "Pe", "Peg"):
+        response = alice_client.get(reverse("dashboard:people"), {"q": letters}, headers=typed)
+        assert response.status_code == 200
+    assert len(_rows(user=alice, action=AuditAction.VIEW_PEOPLE)) == 1
+    # Without the page's read on record, a search is audited like any read.
+    AuditEvent.objects.all().delete()
+    alice_client.get(reverse("dashboard:people"), {"q": "Peg"}, headers=typed)
+    assert len(_rows(user=alice, action=AuditAction.VIEW_PEOPLE)) == 1
+
+
 def test_the_audit_page_writes_a_read_row(person):
     boss = login("boss", person.organisation, admin=True)
     client = client_for(boss)

@@ -83,6 +83,10 @@ def test_a_thing_not_on_the_list_is_a_400_naming_it(alice_client, person, sarah)
     response = alice_client.post(url, {"thing": "entity:person:nobody", "confirm": "yes"})
     assert response.status_code == 400
     assert "thing: choose someone or something from the list." in response.content.decode()
+    # Asking to confirm something not on the list is refused the same way.
+    asked = alice_client.get(url, {"thing": "type:nonsense"})
+    assert asked.status_code == 400
+    assert "thing: choose someone or something from the list." in asked.content.decode()
     bad = alice_client.post(reverse("dashboard:remembering", args=[person.id]), {"enabled": "x"})
     assert bad.status_code == 400
     assert Memory.objects.filter(person=person).count() == 3

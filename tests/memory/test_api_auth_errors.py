@@ -55,6 +55,17 @@ def test_an_x_api_key_header_is_told_to_use_authorization_bearer(api_key):
 
 
 @pytest.mark.django_db
+@pytest.mark.django_db
+@pytest.mark.parametrize("header", ["Bearer ", "Bearer"])
+def test_a_bearer_with_no_token_is_a_missing_key(header):
+    _assert_401(_get(Authorization=header), "missing_api_key", invalid_token=False)
+
+
+@pytest.mark.django_db
+def test_the_scheme_s_case_does_not_matter(api_key):
+    assert _get(Authorization=f"bearer {api_key}").status_code == 200
+
+
 @pytest.mark.parametrize("token", ["not-a-clara-key", "clara_only", "clara__x"])
 def test_a_token_that_is_not_a_clara_key_is_malformed(token):
     _assert_401(_get(Authorization=f"Bearer {token}"), "malformed_api_key", invalid_token=True)
