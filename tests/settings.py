@@ -32,3 +32,7 @@ if "replica" not in DATABASES:  # noqa: F405
 # log replayed behind its back, into whichever test runs next); tests/integration/
 # test_recovery_replay.py runs real servers, which have theirs.
 CLARA_RECOVERY_REPLAY_SECONDS = 0
+# PDFs render in a nice-19 process (dashboard/pdf.py), which a machine loaded by other work starves
+# for tens of seconds: past production's 25 s a test's report came back "busy" (503). Tests of the
+# timeout itself set their own.
+CLARA_PDF_TIMEOUT_SECONDS = 120
