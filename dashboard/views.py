@@ -126,7 +126,8 @@ def people(request: HttpRequest) -> HttpResponse:
     everyone = selectors.people_for_user(user=request.user, now=now, unit=wanted.unit)
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
     # longest waiting first); the rest as before, most recently active first. It covers
-    # everyone, whatever the search: an alert is never hidden by a filter.
+    # everyone, whatever the search: an alert is never hidden by a filter. A unit limits it to
+    # the unit's people, and the page counts the urgent alerts outside it (unit_choices).
     needs = shift.needs_a_person(
         user=request.user, now=now, people=[card.person for card in everyone]
     )
