@@ -281,3 +281,27 @@ def test_unit_team_changes_on_the_page_are_audited(admin, nurse, wing_a):
     assert _row(nurse, peggy) is None
     rows = AuditEvent.objects.filter(action=AuditAction.EDIT_UNIT_TEAM, user=admin)
     assert list(rows.values_list("object_id", flat=True)) == [str(wing_a.pk)] * 2
+
+
+def test_another_organisation_s_home_or_unit_is_not_renamed_or_added_to(admin, house, wing_a):
+    elsewhere = tenancy.organisation_get_or_create("riverside")
+    their_home = homes.home_add(organisation=elsewhere, name="River Court")
+    their_unit = homes.unit_add(home=their_home, name="Secret Floor")
+    client = client_for(admin)
+    for data in (
+        {"action": "unit_add", "home": their_home.pk, "name": "Mine now"},
+        {"action": "unit_add", "home": "not-an-id", "name": "Mine now"},
+        {"action": "home_rename", "home": their_home.pk, "name": "Mine now"},
+        {"action": "unit_rename", "unit": their_unit.pk, "name": "Mine now"},
+        {"action": "unit_rename", "unit": "not-an-id", "name": "Mine now"},
+        {"action": "team_remove", "team": "999"},
+    ):
+        page = _page(client, data)
+        assert page.status_code == 400, data
+        assert b"Secret Floor" not in page.content and b"River Court" not in page.content
+    assert (Home.objects.get(pk=their_home.pk).name, Unit.objects.get(pk=their_unit.pk).name) == (
+        "River Court",
+        "Secret Floor",
+    )
+    assert not Unit.objects.filter(name="Mine now").exists()
+    assert not AuditEvent.objects.filter(action=AuditAction.EDIT_HOMES).exists()
