@@ -16,3 +16,11 @@ class DashboardConfig(AppConfig):
         signals.alert_raised.connect(
             receivers.on_alert_raised, dispatch_uid="alerting.alert_raised"
         )
+
+        # A person moved between units: the care teams units give follow them (dashboard/units.py).
+        from dashboard.units import services as units
+        from memory.conversations import signals as conversation_signals
+
+        conversation_signals.person_moved.connect(
+            units.on_person_moved, dispatch_uid="units.person_moved"
+        )

@@ -34,6 +34,7 @@ from django.views.decorators.vary import vary_on_headers
 from dashboard import access, params, people_filter, selectors, words
 from dashboard.alerting import shift
 from dashboard.models import AuditAction
+from dashboard.people_filter import unit_choices
 from memory.core.person import person_zone
 from memory.models import Alert, DetectedEmotion, Person, Session
 
@@ -99,12 +100,16 @@ def _sort_keys(rows: list[ShiftRow], sort: str) -> list[ShiftRow]:
     return rows
 
 
-def shift_rows(*, user, now: datetime, sort: str = "upset") -> list[ShiftRow]:
-    """Everyone in the login's care teams (its own organisations only), sorted."""
+def shift_rows(*, user, now: datetime, sort: str = "upset", unit=None) -> list[ShiftRow]:
+    """Everyone in the login's care teams (its own organisations only), sorted; with `unit`,
+    only those living in it (in SQL: a unit's 40 people cost what 40 people cost)."""
+    memberships = access.care_memberships(user)
+    if unit is not None:
+        memberships = memberships.filter(person__unit_id=unit.pk)
     memberships = list(
-        access.care_memberships(user)
-        .select_related("person__organisation")
-        .annotate(open_alerts=selectors._open_alerts_subquery())
+        memberships.select_related("person__organisation", "person__unit__home").annotate(
+            open_alerts=selectors._open_alerts_subquery()
+        )
     )
     if not memberships:
         return []
@@ -192,7 +197,7 @@ def home(request: HttpRequest) -> HttpResponse:
     except params.BadParameter as bad:
         return bad.response()
     now = timezone.now()
-    everyone = shift_rows(user=request.user, now=now, sort=sort)
+    everyone = shift_rows(user=request.user, now=now, sort=sort, unit=wanted.unit)
     # What needs a person covers everyone, archived and inactive people too.
     needs = shift.needs_a_person(
         user=request.user, now=now, people=[row.person for row in everyone]
@@ -206,9 +211,9 @@ def home(request: HttpRequest) -> HttpResponse:
             request.user, {row.person.organisation_id for row in everyone}, AuditAction.VIEW_HOME
         )
     context = {
+        **unit_choices(request.user, wanted, everyone=bool(everyone)),
         "needs": needs,
         "rows": rows,
-        "anyone": bool(everyone),
         "hidden": hidden,
         "filter": wanted,
         "sort": sort,

@@ -14,7 +14,7 @@ from django.db import models
 from django.utils import timezone
 
 from memory.core.fields import EncryptedTextField
-from memory.models import Organisation, Person
+from memory.models import Organisation, Person, Unit
 
 
 class CareRole(models.TextChoices):
@@ -43,6 +43,14 @@ class CareTeamMembership(models.Model):
     # and resolve the person's alerts (dashboard/alerting/rights.py). Set by a team admin.
     named_carer = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
+    # Given by a unit's team (UnitTeamMembership, dashboard/units/services.py): the login is in
+    # the care team of everyone in that unit while the person lives there and the login is in
+    # the unit's team. Null: given to this person alone (the care team page, an invitation),
+    # which no unit change ever touches. CASCADE: a unit that goes (it has no people then) takes
+    # what it gave. Indexed: "what this unit gave" when its team changes or a person leaves it.
+    granted_by_unit = models.ForeignKey(
+        Unit, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
 
     class Meta:
         db_table = "care_team_memberships"
@@ -58,6 +66,36 @@ class CareTeamMembership(models.Model):
     @property
     def is_admin(self) -> bool:
         return self.role == CareRole.ADMIN
+
+
+class UnitTeamMembership(models.Model):
+    """A login in the care team of everyone in a unit, with one role and transcript right.
+
+    It gives a CareTeamMembership (granted_by_unit) to each person in the unit, including people
+    moved in later; a person moved out loses it (never a membership given to them alone). The
+    access check reads only CareTeamMembership, so it is unchanged. Written only through
+    dashboard/units/services.py, which keeps the per-person rows in step in the same transaction.
+    Roles: team admin or care staff (family belong to one person's team, not a unit's).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="unit_memberships"
+    )
+    # Indexed by uniq_unit_team_unit_user, which leads with it.
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="team", db_index=False)
+    role = models.CharField(max_length=16, choices=CareRole.choices, default=CareRole.STAFF)
+    can_see_transcripts = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "unit_team_memberships"
+        constraints = [
+            # One role per login and unit; also "the unit's team" when a person moves in.
+            models.UniqueConstraint(fields=["unit", "user"], name="uniq_unit_team_unit_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.unit} ({self.role})"
 
 
 class AuditAction(models.TextChoices):
@@ -125,6 +163,13 @@ class AuditAction(models.TextChoices):
     # or a new authenticator app in place of the old. The object is the device's id.
     RECOVERY_CODES_RENEWED = "recovery_codes_renewed", "made new recovery codes"
     AUTHENTICATOR_REPLACED = "authenticator_replaced", "set up a new authenticator app"
+    # An organisation's admin added or renamed a home or a unit (the object is its id), moved a
+    # person to a unit or out of one (the person named; the object is the unit's id, or empty),
+    # or gave or took a unit's role (the object is the unit's id). Names never go in.
+    EDIT_HOMES = "edit_homes", "added or renamed a home or unit"
+    MOVE_PERSON = "move_person", "moved a person to another unit"
+    EDIT_UNIT_TEAM = "edit_unit_team", "changed a unit's care team"
+    VIEW_HOMES = "view_homes", "read the homes, units and who lives where"
 
 
 class AuditEvent(models.Model):

@@ -186,12 +186,14 @@ def _open_alerts_subquery() -> Coalesce:
     )
 
 
-def people_for_user(*, user, now: datetime) -> list[PersonCard]:
+def people_for_user(*, user, now: datetime, unit=None) -> list[PersonCard]:
     """The people in `user`'s care teams within its organisations (dashboard.access), most
-    recently active first, with today's mood."""
+    recently active first, with today's mood; with `unit`, only those living in it (in SQL)."""
+    memberships = access.care_memberships(user)
+    if unit is not None:
+        memberships = memberships.filter(person__unit_id=unit.pk)
     memberships = list(
-        access.care_memberships(user)
-        .select_related("person__organisation")
+        memberships.select_related("person__organisation", "person__unit__home")
         .annotate(open_alerts=_open_alerts_subquery())
         .order_by("-person__last_active_at")
     )
@@ -1168,7 +1170,7 @@ def alert_of_person(*, person: Person, alert_id: int) -> Alert | None:
 def team_of(*, person: Person) -> list[CareTeamMembership]:
     return list(
         CareTeamMembership.objects.filter(person_id=person.id)
-        .select_related("user")
+        .select_related("user", "granted_by_unit")
         .order_by("role", "user__username")
     )
 

@@ -82,7 +82,10 @@ def member_update(
         locked.can_see_transcripts = can_see_transcripts
         # Only family are a "named carer": staff and admins answer alerts by their role.
         locked.named_carer = named_carer and role == CareRole.FAMILY
-        locked.save(update_fields=["role", "can_see_transcripts", "named_carer"])
+        # Changed for this person alone: from now on theirs, not the unit's (a move out of the
+        # unit, or a change of the unit's team, leaves it as the team admin set it).
+        locked.granted_by_unit = None
+        locked.save(update_fields=["role", "can_see_transcripts", "named_carer", "granted_by_unit"])
     return None
 
 

@@ -11,6 +11,7 @@ from dashboard.alerting import views as alerting_views
 from dashboard.family import views as family_views
 from dashboard.fhir import views as fhir_views
 from dashboard.notes import views as notes_views
+from dashboard.units import views as units_views
 
 app_name = "dashboard"
 
@@ -54,6 +55,7 @@ urlpatterns = [
         alerting_organisation.alert_settings,
         name="organisation_alert_settings",
     ),
+    path("organisations/<slug:slug>/homes/", units_views.homes_page, name="organisation_homes"),
     path(
         "organisations/<slug:slug>/alerts/on-call/",
         alerting_organisation.on_call_edit,

@@ -36,6 +36,7 @@ from dashboard.access import (
     Access,
     Need,
     audit_record,
+    care_memberships,
     get_organisation_for,
     get_person_for,
     may_change_rights,
@@ -122,10 +123,11 @@ def people(request: HttpRequest) -> HttpResponse:
     except params.BadParameter as bad:
         return bad.response()
     now = timezone.now()
-    everyone = selectors.people_for_user(user=request.user, now=now)
+    everyone = selectors.people_for_user(user=request.user, now=now, unit=wanted.unit)
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
     # longest waiting first); the rest as before, most recently active first. It covers
-    # everyone, whatever the search: an alert is never hidden by a filter.
+    # everyone, whatever the search: an alert is never hidden by a filter. A unit limits it to
+    # the unit's people, and the page counts the urgent alerts outside it (unit_choices).
     needs = shift.needs_a_person(
         user=request.user, now=now, people=[card.person for card in everyone]
     )
@@ -135,6 +137,18 @@ def people(request: HttpRequest) -> HttpResponse:
         everyone, wanted, person=lambda card: card.person, name=lambda card: card.name
     )
     organisations = organisations_of(request.user)
+    # The organisations whose care teams the login admins (false alarms, inviting): from the
+    # cards, or, when a unit hides some, asked of the database.
+    admin_of = {
+        card.person.organisation_id for card in everyone if card.membership.role == CareRole.ADMIN
+    }
+    if wanted.unit is not None:
+        admin_of = set(
+            care_memberships(request.user)
+            .filter(role=CareRole.ADMIN)
+            .values_list("person__organisation_id", flat=True)
+            .distinct()
+        )
     for member in organisations:  # the organisation's admins see webhook deliveries that failed
         member.failed_webhooks = (
             webhooks.failed_deliveries(organisation_id=member.organisation_id)
@@ -150,19 +164,15 @@ def people(request: HttpRequest) -> HttpResponse:
         )
         member.staff = rights.organisation_staff(request.user, member.organisation_id)
         # Its admins and its team admins invite (dashboard.accounts.services.Inviter).
-        member.may_invite = member.is_admin or any(
-            card.membership.role == CareRole.ADMIN
-            and card.person.organisation_id == member.organisation_id
-            for card in everyone
-        )
+        member.may_invite = member.is_admin or member.organisation_id in admin_of
     groups = [
         (member, [card for card in cards if card.person.organisation_id == member.organisation_id])
         for member in organisations
     ]
     context = {
-        "team_admin": any(card.membership.role == CareRole.ADMIN for card in everyone),
+        **people_filter.unit_choices(request.user, wanted, everyone=bool(everyone)),
+        "team_admin": bool(admin_of),
         "cards": cards,
-        "anyone": bool(everyone),
         "groups": groups,
         "several": len(organisations) > 1,
         "needs": needs,

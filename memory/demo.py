@@ -40,10 +40,11 @@ from memory.companion.bot import Companion, OfflineReplier
 from memory.companion.client import Context, StoredExchange
 from memory.companion.client import Emotion as Reading
 from memory.companion.context import context_for_bot
-from memory.conversations import services
+from memory.conversations import homes, services
 from memory.conversations.emotion import BASE_DISTRESS, EmotionReading, trajectory_for
+from memory.conversations.models import default_organisation_id
 from memory.core.progress import Progress
-from memory.models import Emotion, Person, Session
+from memory.models import Emotion, Home, Person, Session, Unit
 
 # --- The plan ------------------------------------------------------------------------------
 
@@ -56,6 +57,8 @@ class DemoPerson:
     # On record, as caregivers set them on the profile (the clinician report's heading).
     full_name: str = ""
     identifier: str = ""
+    # The unit of DEMO_HOME they live in (its name), so the dashboard's unit filter shows.
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,10 @@ class _Profile:
     memories: tuple[str, ...]
 
 
+# The demo organisation's care home and its units (a wing and a floor): its people live there,
+# in turn, so the people list and the shift view can be limited to a unit.
+DEMO_HOME = "Rosewood House"
+DEMO_UNITS = ("Garden Wing", "First Floor")
 # Where the demo's people live, so its pages show their local times (no "time zone not set"
 # warning), and who they are on record (preferred name: full name).
 DEMO_TIME_ZONE = "Europe/London"
@@ -477,7 +484,7 @@ def build_plan(
                     "usualVisitDay": profile.visit_day,
                 }
             ],
-            "home": profile.home,
+            "home": DEMO_HOME,
             "timezone": DEMO_TIME_ZONE,
         }
         initials = "".join(word[0] for word in profile.home.split())
@@ -488,6 +495,7 @@ def build_plan(
                 caregiver_context=context,
                 full_name=FULL_NAMES.get(profile.preferred_name, ""),
                 identifier=f"{initials}-{1001 + n:04d}",
+                unit=DEMO_UNITS[n % len(DEMO_UNITS)],
             )
         )
         profiles.append(profile)
@@ -689,6 +697,8 @@ def load(plan: DemoPlan, *, progress: Progress | None = None) -> None:
     # With DEBUG on, Django keeps the SQL of every query (on SQLite it runs one more query per
     # query to quote the parameters): over the ~60,000 queries of loading, that alone is about
     # an eighth of the time, for a log nobody reads.
+    # The home and its units first, once (the threads below each place their own person).
+    _demo_units()
     with override_settings(DEBUG=False), jobs_run_here():
         # In turn on SQLite, and inside a caller's transaction (other threads can't join it).
         if connection.vendor == "sqlite" or connection.in_atomic_block or len(plan.people) == 1:
@@ -721,6 +731,13 @@ def _converse_each(plan: DemoPlan, progress: Progress | None) -> None:
             done.result()  # raises what the thread raised
 
 
+def _demo_units() -> dict[str, Unit]:
+    """DEMO_HOME and its DEMO_UNITS in the default organisation (the demo's), by unit name."""
+    organisation_id = default_organisation_id()
+    home, _ = Home.objects.get_or_create(organisation_id=organisation_id, name=DEMO_HOME)
+    return {name: Unit.objects.get_or_create(home=home, name=name)[0] for name in DEMO_UNITS}
+
+
 @transaction.atomic
 def _converse_all(plan: DemoPlan, progress: Progress | None = None) -> None:
     people = {person.id: person for person in plan.people}
@@ -743,6 +760,8 @@ def _converse_all(plan: DemoPlan, progress: Progress | None = None) -> None:
             row.full_name = person.full_name or None
             row.identifier = person.identifier or None
             row.save(update_fields=["caregiver_context", "full_name", "identifier"])
+            if person.unit:
+                homes.person_move(person=row, unit=_demo_units()[person.unit])
             introduced.add(person.id)
         _converse(companions[person.id], session)
         if progress is not None:

@@ -23,6 +23,7 @@ from memory.conversations.models import (  # noqa: F401
     ChatMessage,
     DetectedEmotion,
     Emotion,
+    Home,
     MemoryPolicy,
     NarrativeUsage,
     Organisation,
@@ -34,6 +35,7 @@ from memory.conversations.models import (  # noqa: F401
     Scope,
     Session,
     Trajectory,
+    Unit,
 )
 from memory.facts.models import (  # noqa: F401
     Commitment,

@@ -185,3 +185,12 @@ def lead_order(needs: NeedsAPerson) -> dict[uuid.UUID, tuple]:
             key = (not alert.urgent, not alert.waiting, alert.created.timestamp())
             order[alert.person.id] = min(order.get(alert.person.id, key), key)
     return order
+
+
+def urgent_elsewhere(*, user, unit) -> int:
+    """How many urgent alerts nobody has yet are about the login's people outside `unit` (people
+    in no unit included): a page limited to a unit says so. One COUNT query."""
+    outside = access.care_memberships(user).exclude(person__unit_id=unit.pk).values("person_id")
+    return Alert.objects.filter(
+        person_id__in=outside, kind=Alert.Kind.ESCALATION, status=Alert.Status.OPEN
+    ).count()

@@ -10,6 +10,7 @@ from memory.admin import (  # noqa: F401 - registers the pages
     companion,
     conversations,
     facts,
+    homes,
     insights,
     organisations,
     webhooks,

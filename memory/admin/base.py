@@ -65,6 +65,8 @@ def _scopes() -> dict:
         m.Organisation: _by("pk"),
         m.OrganisationMembership: _by("organisation"),
         m.Person: _by("organisation"),
+        m.Home: _by("organisation"),
+        m.Unit: _by("home__organisation"),
         m.Session: _by("organisation"),
         m.ApiKey: _by("organisation"),
         m.Persona: _by("organisation"),

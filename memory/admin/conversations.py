@@ -62,12 +62,15 @@ class PersonAdmin(OrganisationScopedAdmin, admin.ModelAdmin):
         "id",
         "display_name",
         "status",
+        "unit",
         "caregiver_context",
         "created_at",
         "last_active_at",
         "records",
     )
-    readonly_fields = ("id", "created_at", "last_active_at", "records")
+    # The unit is changed on the dashboard's "Homes and units" page, whose move keeps the care
+    # teams a unit gives in step (memory/conversations/homes.py).
+    readonly_fields = ("id", "unit", "created_at", "last_active_at", "records")
     actions = ("archive_people",)
 
     def get_queryset(self, request):

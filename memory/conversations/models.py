@@ -147,6 +147,61 @@ class OrganisationMembership(models.Model):
         return f"{self.user} in {self.organisation}{' (admin)' if self.is_admin else ''}"
 
 
+class Home(models.Model):
+    """A care home of an organisation (one building, one address). Its name is the
+    organisation's structure, not anyone's personal data: stored in plaintext, shown to every
+    login of the organisation (the unit filter of the people list and the shift view).
+
+    CASCADE from the organisation: a home is part of it (and an organisation is never deleted
+    while it has people: Person.organisation is PROTECT).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="homes", db_index=False
+    )
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "homes"
+        ordering = ("name",)
+        constraints = [
+            # One home of a name per organisation; also "an organisation's homes, by name" (the
+            # filter's choices, the homes page).
+            models.UniqueConstraint(fields=["organisation", "name"], name="uniq_home_org_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Unit(models.Model):
+    """A unit of a home (a wing, a floor) where people live. Like the home's, its name is the
+    organisation's structure, not personal data.
+
+    CASCADE from the home (a unit is part of it); a unit with people in it cannot be deleted
+    (Person.unit is PROTECT): move them first, so nobody leaves a unit, and the care team rights
+    it gave them, without the service that keeps those in step (dashboard/units/services.py).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    home = models.ForeignKey(Home, on_delete=models.CASCADE, related_name="units", db_index=False)
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "units"
+        ordering = ("name",)
+        constraints = [
+            # One unit of a name per home; also "a home's units, by name".
+            models.UniqueConstraint(fields=["home", "name"], name="uniq_unit_home_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Person(KeepsLookupIndexes):
     """Someone living with dementia whom Clara talks with. Not a login user."""
 
@@ -189,6 +244,13 @@ class Person(KeepsLookupIndexes):
     memory_enabled = models.BooleanField(default=True)
     # The companion persona that talks with this person; its memory policy applies (Persona).
     persona = models.CharField(max_length=32, default="clara")
+    # Where in a care home the person lives: null for someone living at home or not yet placed.
+    # Always a unit of the person's own organisation (memory/conversations/homes.py moves people;
+    # nothing else writes it). PROTECT: a unit with people in it is not deleted (Unit).
+    # Indexed (the FK's own index): the people list and the shift view limited to a unit.
+    unit = models.ForeignKey(
+        Unit, null=True, blank=True, on_delete=models.PROTECT, related_name="people"
+    )
 
     # Renaming through update() keeps the name's lookup hash in step.
     objects = FindableQuerySet.as_manager()

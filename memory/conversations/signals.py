@@ -57,7 +57,18 @@ class SessionLinked:
     person_id: uuid.UUID
 
 
+@dataclass(frozen=True)
+class PersonMoved:
+    """A person was moved to another unit of a home (or out of every unit: None)."""
+
+    person_id: uuid.UUID
+    organisation_id: uuid.UUID
+    from_unit_id: uuid.UUID | None
+    to_unit_id: uuid.UUID | None
+
+
 # Each is sent with one keyword argument, `event`, holding the dataclass above.
 exchange_stored = Signal()
 session_closed = Signal()
 session_linked = Signal()
+person_moved = Signal()

@@ -95,6 +95,8 @@ PUBLIC_OR_OWN = {
     # tests/dashboard/test_alerts_without_a_person.py
     "organisation_alerts",
     "organisation_alert_act",
+    # The organisation's homes and units (its admins only): tests/dashboard/test_units.py.
+    "organisation_homes",
     "alert_ack",
     # Accounts: the organisation's invitations (its admins only) and a login's own password;
     # tests/dashboard/test_accounts.py covers outsiders, expiry and single use.

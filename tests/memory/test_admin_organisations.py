@@ -21,7 +21,7 @@ from dashboard.models import AuditEvent, CareRole, CareTeamMembership
 from dashboard.second_factor.services import recovery_codes_issue
 from memory.admin.base import OrganisationScopedAdmin
 from memory.companion import checkins, continuity
-from memory.conversations import audit, services, tenancy
+from memory.conversations import audit, homes, services, tenancy
 from memory.conversations.emotion import EmotionReading
 from memory.facts import store
 from memory.models import (
@@ -30,6 +30,7 @@ from memory.models import (
     ApiKey,
     ChatMessage,
     DetectedEmotion,
+    Home,
     Memory,
     Narrative,
     Organisation,
@@ -38,6 +39,7 @@ from memory.models import (
     Persona,
     RepetitionRecord,
     Session,
+    Unit,
 )
 from tests.support.otp import totp_device, verified_client
 
@@ -84,6 +86,9 @@ def _organisation(slug: str, name: str) -> dict:
         text="…",
         person=person,
     )
+    # Its home, with a unit where the person lives (memory/admin/homes.py).
+    unit = homes.unit_add(home=homes.home_add(organisation=org, name="Rose House"), name="Wing A")
+    homes.person_move(person=person, unit=unit)
     carer = User.objects.create_user(f"carer-{slug}", password="x")
     OrganisationMembership.objects.create(user=carer, organisation=org)
     CareTeamMembership.objects.create(user=carer, person=person, role=CareRole.ADMIN)
@@ -143,6 +148,7 @@ def _of(model, org: Organisation):
         return model.objects.filter(Q(person__organisation=org) | Q(session__organisation=org))
     for path in (
         "organisation",
+        "home__organisation",  # a home's unit
         "session__organisation",
         "person__organisation",
         "webhook__organisation",
@@ -177,7 +183,7 @@ def test_every_memory_and_dashboard_admin_page_uses_the_organisation_scope():
 def test_what_organisation_b_owns_is_in_the_database(orgs):
     # So the tests below prove something: each kind the issue names exists for B.
     org_b = orgs[1]["org"]
-    for model in (Person, Session, ChatMessage, Memory, Alert, ApiKey, Persona):
+    for model in (Person, Session, ChatMessage, Memory, Alert, ApiKey, Persona, Home, Unit):
         assert _of(model, org_b).exists(), model
 
 

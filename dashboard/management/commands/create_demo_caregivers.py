@@ -1,6 +1,8 @@
 """Demo logins for the caregiver dashboard: `demo` (team admin of everyone, may read full
-conversations), `family` (family member of everyone, may not) and `orgadmin` (the organisation's
-admin, who reads its audit). Prints the passwords, and the admins' authenticator keys.
+conversations), `family` (family member of everyone, may not), `orgadmin` (the organisation's
+admin, who reads its audit) and `nurse` (care staff of one unit of the demo's home, given by
+the unit: in the care team of whoever lives there). Prints the passwords, and the admins'
+authenticator keys.
 
 All belong to the default organisation (the demo's) and are in the care team of each of its
 people. Organisation admins and team admins (who export and erase a person) must pass a second
@@ -24,8 +26,10 @@ from django.db import transaction
 from dashboard.models import CareRole, CareTeamMembership
 from dashboard.second_factor.models import AuthenticatorDevice
 from dashboard.second_factor.services import AUTHENTICATOR
+from dashboard.units import services as units
+from memory import demo
 from memory.conversations import tenancy
-from memory.models import OrganisationMembership, Person
+from memory.models import OrganisationMembership, Person, Unit
 
 DEMO_USERS = [
     # username, full name (pages name people, never logins), role, may read full
@@ -87,6 +91,42 @@ class Command(BaseCommand):
                     key = b32encode(device.bin_key).decode().rstrip("=")
                     line += f"\n      second step: authenticator key {key}"
                 lines.append(line)
+            lines.extend(self._unit_nurse(organisation, password))
         port = os.environ.get("PORT", "8000")
         self.stdout.write(f"Caregiver dashboard logins (http://127.0.0.1:{port}/login/):")
         self.stdout.write("\n".join(lines))
+
+    def _unit_nurse(self, organisation, password) -> list[str]:
+        """`nurse`: care staff of the demo home's first unit, given by the unit (by `orgadmin`,
+        never by itself); nothing when the demo's home is not loaded."""
+        unit = (
+            Unit.objects.select_related("home")
+            .filter(
+                home__organisation=organisation,
+                home__name=demo.DEMO_HOME,
+                name=demo.DEMO_UNITS[0],
+            )
+            .first()
+        )
+        if unit is None:
+            return []
+        User = get_user_model()
+        nurse, _ = User.objects.get_or_create(username="nurse")
+        chosen = password or secrets.token_urlsafe(9)
+        nurse.first_name, nurse.last_name = "Jo", "Evans"
+        nurse.email = nurse.email or "nurse@example.org"
+        nurse.set_password(chosen)
+        nurse.save()
+        OrganisationMembership.objects.get_or_create(user=nurse, organisation=organisation)
+        units.unit_team_set(
+            unit=unit,
+            user=nurse,
+            role=CareRole.STAFF,
+            can_see_transcripts=False,
+            by=User.objects.get(username="orgadmin"),
+        )
+        count = Person.objects.filter(unit=unit).count()
+        return [
+            f"  nurse / {chosen}   (Jo Evans: staff of {unit.home.name} · {unit.name}, "
+            f"{count} people)"
+        ]
