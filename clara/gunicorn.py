@@ -4,10 +4,11 @@ With PROMETHEUS_MULTIPROC_DIR set, each gunicorn worker writes its metric values
 and /metrics adds them up (clara/metrics.py). This module empties the folder when the master
 starts (values of a previous run would otherwise be added in), before `--preload` imports the
 application, and drops a dead worker's live gauges when it exits. Each worker starts its
-recovery-log replay thread (memory/conversations/recovery.py) once it is running. Every other
-option stays on the Procfile's command line.
+recovery-log replay thread (memory/conversations/recovery.py) and loads the models a turn reads
+with before it takes its first request. Every other option stays on the Procfile's command line.
 """
 
+import logging
 import os
 
 from clara import metrics_files
@@ -29,3 +30,26 @@ def post_worker_init(worker) -> None:
     from memory.conversations import recovery, services
 
     recovery.start_replayer(services.recovery_replay)
+    warm_models()
+
+
+# A sentence that is nobody's: analysed once so the models are in memory.
+_WARM_SENTENCE = "Is it time for a cup of tea in the garden?"
+
+
+def warm_models() -> None:
+    """Load the sentence model of the repeat check and the urgent-moment reader now.
+
+    They load on first use: about 1.5 s of CPU (3-4 s on a busy machine), during which every
+    request of this worker that met a new sentence waited on the loading lock. A worker is
+    replaced every --max-requests (about every two minutes per worker at 1,000 people), so at
+    load those waits were the /context p99 (docs/benchmarks.md, "Capacity of one machine").
+    gunicorn runs this hook before the worker accepts connections, so the others serve meanwhile.
+    """
+    from memory.conversations import escalation, repeats
+
+    try:
+        repeats.meaning_of(_WARM_SENTENCE)
+        escalation.detect(_WARM_SENTENCE)
+    except Exception:  # noqa: BLE001 - a model that cannot load now loads (or fails) on first use
+        logging.getLogger(__name__).warning("could not load the turn's models ahead of requests")

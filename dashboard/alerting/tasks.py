@@ -3,10 +3,10 @@
 from celery import shared_task
 
 from dashboard.alerting import digest, ladder
-from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
+from memory.core.jobs import PER_TURN_JOB, RETRY_ON_DATABASE_ERRORS
 
 
-@shared_task(name="dashboard.tasks.deliver_alert", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="dashboard.tasks.deliver_alert", **PER_TURN_JOB)
 def deliver_alert(alert_id: int) -> int:
     """Route and send a new alert (webhooks, e-mails); returns how many e-mails left now."""
     return len(ladder.alert_deliver(alert_id=alert_id))

@@ -386,21 +386,31 @@ _LIBRARY_MAX_AGE = timedelta(minutes=1)
 _library_cache: dict = {}
 
 
-def _library() -> list[_Candidate]:
-    """The active shared narratives, from memory while they are unchanged."""
+def _library_entry() -> tuple[list[_Candidate], list[_Candidate]]:
+    """The active shared narratives, and those of them the firewall lets through, from memory
+    while the library is unchanged. The screen is pure (cached by text), so a story's verdict
+    holds as long as the story: deciding it once per library, not for every story on every
+    turn, saved about a millisecond of each /context that offers a story (docs/benchmarks.md,
+    "Capacity of one machine")."""
     with connection.cursor() as cursor:
         cursor.execute(_LIBRARY_VERSION)
         version = (connection.alias, *cursor.fetchone())
     now = timezone.now()
     cached = _library_cache.get("entry")
     if cached and cached[0] == version and now - cached[1] < _LIBRARY_MAX_AGE:
-        return cached[2]
+        return cached[2], cached[3]
     rows = Narrative.objects.filter(person__isnull=True, active=True).values_list(
         *_CANDIDATE_FIELDS
     )
     library = [_Candidate(*row) for row in rows]
-    _library_cache["entry"] = (version, now, library)
-    return library
+    told = [c for c in library if tellable(c.text, c.theme_tags)]
+    _library_cache["entry"] = (version, now, library, told)
+    return library, told
+
+
+def _library() -> list[_Candidate]:
+    """The active shared narratives, from memory while they are unchanged."""
+    return _library_entry()[0]
 
 
 def theme_tags_of(
@@ -575,11 +585,11 @@ def narrative_choose(
     updated_at are not loaded (reading them costs one query).
     """
     now = now or timezone.now()
-    candidates = list(_library())
+    # A story the firewall holds back is never offered (staff see it on the memories page):
+    # the library's verdicts are kept with it, the person's own stories are screened here.
+    candidates = list(_library_entry()[1])
     if person_id is not None:
-        candidates += _person_candidates(person_id)
-    # A story the firewall holds back is never offered (staff see it on the memories page).
-    candidates = [c for c in candidates if tellable(c.text, c.theme_tags)]
+        candidates += [c for c in _person_candidates(person_id) if tellable(c.text, c.theme_tags)]
     if not candidates:
         return None
     if used_in_session is None:

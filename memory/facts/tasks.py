@@ -11,19 +11,19 @@ import uuid
 from celery import shared_task
 
 from memory.core.errors import NotFound
-from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
+from memory.core.jobs import PER_TURN_JOB, RETRY_ON_DATABASE_ERRORS
 from memory.facts import commitments, curation, remember, store, usage, withhold
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="memory.tasks.remember_message", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="memory.tasks.remember_message", **PER_TURN_JOB)
 def remember_message(message_id: str) -> int:
     """Read one of the person's messages for facts; stores them unconfirmed. Idempotent."""
     return remember.remember_from_message(uuid.UUID(message_id)).stored
 
 
-@shared_task(name="memory.tasks.extract_commitments", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="memory.tasks.extract_commitments", **PER_TURN_JOB)
 def extract_commitments(message_id: str) -> int:
     """Store the promises and plans of the exchange this message (the person's) opens."""
     try:
@@ -45,13 +45,13 @@ def curate_memories() -> dict:
     return dataclasses.asdict(curation.memories_curate())
 
 
-@shared_task(name="memory.tasks.record_fact_use", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="memory.tasks.record_fact_use", **PER_TURN_JOB)
 def record_fact_use(uses: list[list]) -> int:
     """Record which facts reached a prompt or a search (memory/facts/usage.py)."""
     return store.memories_used(usage.parse(uses))
 
 
-@shared_task(name="memory.tasks.withhold_exchange", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="memory.tasks.withhold_exchange", **PER_TURN_JOB)
 def withhold_exchange(message_id: str) -> int:
     """The person asked not to be remembered: forget what was read from this exchange."""
     return withhold.withhold_exchange(uuid.UUID(message_id))

@@ -11,13 +11,13 @@ from celery import shared_task
 
 from memory.conversations.models import Session
 from memory.core.errors import NotFound
-from memory.core.jobs import RETRY_ON_DATABASE_ERRORS
+from memory.core.jobs import PER_TURN_JOB, RETRY_ON_DATABASE_ERRORS
 from memory.insights import alerts, summaries, trends, trends_batch
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="memory.tasks.compute_session_summary", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="memory.tasks.compute_session_summary", **PER_TURN_JOB)
 def compute_session_summary(session_id: str) -> None:
     """Write the caregivers' summary of a closed or expired session (replaces the basic one)."""
     try:
@@ -26,7 +26,7 @@ def compute_session_summary(session_id: str) -> None:
         logger.warning("session summary: no session %s (nothing to do)", session_id)
 
 
-@shared_task(name="memory.tasks.update_rolling_summary", **RETRY_ON_DATABASE_ERRORS)
+@shared_task(name="memory.tasks.update_rolling_summary", **PER_TURN_JOB)
 def update_rolling_summary(session_id: str) -> None:
     """Refresh the person's rolling summary, then their summary spine; each is a no-op until due."""
     try:

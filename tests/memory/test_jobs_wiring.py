@@ -215,3 +215,27 @@ def test_create_api_key_refuses_a_blank_name():
     with pytest.raises(CommandError, match="needs a name"):
         call_command("create_api_key", "   ")
     assert not ApiKey.objects.exists()
+
+
+def test_the_jobs_a_turn_queues_keep_no_result(monkeypatch):
+    """No one waits for them: sending one subscribes to no result (with Redis, a round trip and a
+    subscription per job), and the worker stores none. A job someone waits for still does."""
+    from clara.celery import app
+    from dashboard.alerting.tasks import deliver_alert
+
+    awaited = []
+    monkeypatch.setattr(app.backend, "on_task_call", lambda producer, task_id: awaited.append(1))
+    per_turn = [
+        tasks.update_rolling_summary,
+        tasks.compute_session_summary,
+        tasks.remember_message,
+        tasks.extract_commitments,
+        tasks.withhold_exchange,
+        tasks.record_fact_use,
+        deliver_alert,
+    ]
+    for task in per_turn:
+        task.delay(str(uuid.uuid4()))
+    assert awaited == []
+    tasks.ping.delay()
+    assert awaited == [1]

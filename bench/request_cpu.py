@@ -1,0 +1,179 @@
+#!/usr/bin/env python
+"""CPU per bot request, in process, with the load test's people: where a turn's server time goes.
+
+    .venv/bin/python bench/request_cpu.py                            # SQLite, embedded broker
+    .venv/bin/python bench/request_cpu.py --profile                  # + cProfile of each endpoint
+    .venv/bin/python bench/request_cpu.py --database-url postgres://postgres@127.0.0.1:5432/clara_x \\
+        --redis-url redis://127.0.0.1:6379/14                        # PostgreSQL + Redis
+
+The same people as bench/load_test.py (its lines: repeats, distress, lines never heard before,
+everyday ones; conversations of 20-60 turns), but one after another in this process through
+Django's whole request stack (every middleware, the API-key check, the rate limit, ninja, the
+jobs queued on the real broker), with the production settings the load test deploys (DEBUG off).
+No server and no waiting, so CPU time (time.process_time: SQLite runs in this process too;
+PostgreSQL's own CPU is not in it) is steady on a busy machine, where wall time is not. What
+gunicorn adds (HTTP parsing, its threads) is not in it either: the load test's server CPU per
+request, less this, is that.
+
+Prints CPU ms per request (p50, p90, mean) for /sessions, /context, /exchanges and /close; with
+--profile the cProfile top functions of /context and /exchanges (bench/results/, git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import load_test as lt  # noqa: E402
+
+
+def summary(samples: list[float]) -> dict:
+    ordered = sorted(samples)
+    return {
+        "n": len(ordered),
+        "p50": round(lt.percentile(ordered, 50), 3),
+        "p90": round(lt.percentile(ordered, 90), 3),
+        "mean": round(statistics.fmean(ordered), 3) if ordered else float("nan"),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--people", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=12, help="turns measured per person")
+    parser.add_argument("--warmup-turns", type=int, default=3, help="turns per person first")
+    parser.add_argument("--database-url", default=f"sqlite:///{ROOT}/data/bench/clara_cpu.sqlite3")
+    parser.add_argument("--redis-url", default="", help="'' for the embedded broker")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+
+    work = ROOT / "data" / "bench" / f"cpu-{uuid.uuid4().hex[:8]}"
+    work.mkdir(parents=True)
+    env = {
+        "DJANGO_SETTINGS_MODULE": "clara.settings",
+        "DATABASE_URL": args.database_url,
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-" + uuid.uuid4().hex * 2,
+        "ALLOWED_HOSTS": "127.0.0.1,testserver",
+        "CLARA_DATA_DIR": str(work),
+        "CLARA_ENCRYPTION_KEYS": lt._encryption_key(),
+        "CLARA_API_RATE_LIMIT_PER_MINUTE": "10000000",
+        "SECURE_SSL_REDIRECT": "0",
+        "CELERY_QUEUE": f"clara-cpu-{uuid.uuid4().hex[:8]}",
+        "LOG_LEVEL": "WARNING",
+    }
+    if args.redis_url:
+        env["REDIS_URL"] = args.redis_url
+    else:
+        os.environ.pop("REDIS_URL", None)
+        env.update({"CELERY_EMBEDDED_BROKER": "1", "CELERY_BROKER_DIR": str(work / "broker")})
+    os.environ.update(env)
+    deployment = lt.Deployment.__new__(lt.Deployment)
+    deployment.args = argparse.Namespace(database_url=args.database_url, from_sqlite=None)
+    deployment._fresh_database()
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test import Client
+
+    from memory.conversations import services
+
+    call_command("migrate", verbosity=0)
+    _, raw_key = services.api_key_create(name="cpu")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+
+    opts = lt.Options(
+        argparse.Namespace(
+            turn_every=(0, 0),
+            think=(0, 0),
+            conversation_turns=(20, 60),
+            repeat_share=0.3,
+            distress_share=0.05,
+            fresh_share=0.2,
+        )
+    )
+    rec = lt.Recorder()
+    people = [lt.Person(n, "127.0.0.1", 80, raw_key, opts, rec) for n in range(args.people)]
+    samples: dict[str, list[float]] = {step: [] for step in lt.STEPS}
+
+    def post(step: str, path: str, body: dict) -> dict:
+        started = time.process_time()
+        response = client.post(path, json.dumps(body), content_type="application/json")
+        samples[step].append((time.process_time() - started) * 1000)
+        if not 200 <= response.status_code < 300:
+            raise SystemExit(f"{path}: {response.status_code} {response.content[:300]!r}")
+        return response.json()
+
+    sessions = {}
+    for person in people:
+        sessions[person] = post("session", "/api/v1/sessions", {"user_id": person.user_id})
+
+    def turn(person, n: int, step_names=("context", "exchange")) -> None:
+        base = f"/api/v1/sessions/{sessions[person]['session_id']}"
+        message, reading = person._line()
+        post(step_names[0], f"{base}/context", {"message": message, "emotion": reading})
+        post(
+            step_names[1],
+            f"{base}/exchanges",
+            {
+                "user_message": message,
+                "assistant_message": lt.REPLY,
+                "idempotency_key": f"turn-{n}",
+                "emotion": reading,
+            },
+        )
+
+    for n in range(args.warmup_turns):
+        for person in people:
+            turn(person, n)
+    for step in samples:
+        samples[step].clear()
+    # CPU time of this thread (the requests run in it): a busy machine does not move it.
+    profiler = cProfile.Profile(time.thread_time) if args.profile else None
+    if profiler:
+        profiler.enable()
+    for n in range(args.warmup_turns, args.warmup_turns + args.turns):
+        for person in people:
+            turn(person, n)
+    if profiler:
+        profiler.disable()
+    for person in people:
+        post("close", f"/api/v1/sessions/{sessions[person]['session_id']}/close", {})
+
+    results = {step: summary(values) for step, values in samples.items()}
+    for step, result in results.items():
+        print(f"{step}: CPU ms {result}")
+    print(f"load average {lt.loadavg()}")
+    if profiler:
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("cumulative").print_stats(70)
+        stats.sort_stats("tottime").print_stats(40)
+        path = ROOT / "bench" / "results" / "request-cpu-profile.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(out.getvalue())
+        profiler.dump_stats(path.with_suffix(".prof"))
+        print(f"profile: {path}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
