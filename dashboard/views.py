@@ -108,6 +108,9 @@ def _short_name(access: Access) -> str:
 
 # --- People -------------------------------------------------------------------------------
 
+# People on a page of the people list (the shift view, for a unit's few dozen, is not paged).
+PEOPLE_PAGE = 100
+
 
 @login_required
 @require_GET
@@ -119,10 +122,11 @@ def people(request: HttpRequest) -> HttpResponse:
     """
     try:
         wanted = people_filter.people_filter_of(request)
+        page = params.page_number(request)
     except params.BadParameter as bad:
         return bad.response()
     now = timezone.now()
-    everyone = selectors.people_for_user(user=request.user, now=now)
+    everyone = selectors.people_for_user(user=request.user, now=now, moods=False)
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
     # longest waiting first); the rest as before, most recently active first. It covers
     # everyone, whatever the search: an alert is never hidden by a filter.
@@ -134,6 +138,11 @@ def people(request: HttpRequest) -> HttpResponse:
     cards, hidden = people_filter.apply(
         everyone, wanted, person=lambda card: card.person, name=lambda card: card.name
     )
+    # A page of cards: a care group's admin is in thousands of care teams. The order, the
+    # search and the count cover everyone; today's mood is read for the page's people only.
+    total = len(cards)
+    cards = cards[(page - 1) * PEOPLE_PAGE : page * PEOPLE_PAGE]
+    selectors.moods_fill(cards, now=now)
     organisations = organisations_of(request.user)
     for member in organisations:  # the organisation's admins see webhook deliveries that failed
         member.failed_webhooks = (
@@ -162,6 +171,12 @@ def people(request: HttpRequest) -> HttpResponse:
     context = {
         "team_admin": any(card.membership.role == CareRole.ADMIN for card in everyone),
         "cards": cards,
+        "total": total,
+        "page": page,
+        "more": total > page * PEOPLE_PAGE,
+        "first_shown": (page - 1) * PEOPLE_PAGE + 1,
+        "last_shown": (page - 1) * PEOPLE_PAGE + len(cards),
+        "page_size": PEOPLE_PAGE,
         "anyone": bool(everyone),
         "groups": groups,
         "several": len(organisations) > 1,
