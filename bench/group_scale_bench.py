@@ -110,7 +110,9 @@ class Copier:
         from memory.core import crypto, fields
 
         self.table = model._meta.db_table
-        self.fields = [f for f in model._meta.concrete_fields if not f.primary_key or f.has_default()]
+        self.fields = [
+            f for f in model._meta.concrete_fields if not f.primary_key or f.has_default()
+        ]
         self.connection = connection
         self.sqlite = connection.vendor == "sqlite"
         self.crypto = crypto
@@ -403,7 +405,9 @@ def _audit(*, organisation, staff, admins, now, days) -> None:
     from memory import models as m
 
     rng = random.Random(SEED - 1)
-    people = list(m.Person.objects.filter(organisation=organisation).values_list("id", "created_at"))
+    people = list(
+        m.Person.objects.filter(organisation=organisation).values_list("id", "created_at")
+    )
     people.sort(key=lambda p: p[1])  # made in index order, a few hours apart at most
     ids = [p[0] for p in people]
     by_unit: dict[int, list] = {}
@@ -497,7 +501,12 @@ def targets(*, organisation, staff_user, heavy) -> list[tuple[str, str, str, dic
             reverse("dashboard:organisation_alerts", args=[slug]),
             {},
         ),
-        ("organisation's audit log", "admin", reverse("dashboard:organisation_audit", args=[slug]), {}),
+        (
+            "organisation's audit log",
+            "admin",
+            reverse("dashboard:organisation_audit", args=[slug]),
+            {},
+        ),
     ]
 
 
@@ -534,7 +543,9 @@ def measure(*, runs: int) -> tuple[list[dict], dict]:
     user_model = get_user_model()
     admin = user_model.objects.get(username="group-admin-00")
     staff = user_model.objects.get(username="group-staff-00")
-    team = [c.person for c in CareTeamMembership.objects.filter(user=staff).select_related("person")]
+    team = [
+        c.person for c in CareTeamMembership.objects.filter(user=staff).select_related("person")
+    ]
     refresh_recent(people=team)
     heavy = max(team, key=lambda p: m.ChatMessage.objects.filter(person=p).count())
     sizes = {

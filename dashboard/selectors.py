@@ -12,6 +12,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
@@ -134,6 +135,20 @@ def person_name(person: Person) -> str:
     return preferred or display or "Unnamed person"
 
 
+def people_named(*, organisation_id: uuid.UUID) -> list[tuple[str, str]]:
+    """(id, name) of everyone of the organisation, by name: the audit's choice of person. Read
+    as values, not people (a care group has thousands: building and checking each row was most
+    of the page); each name is decrypted as before."""
+    rows = Person.objects.filter(organisation_id=organisation_id).values_list(
+        "id", "display_name", "caregiver_context"
+    )
+    named = [
+        (str(pk), person_name(SimpleNamespace(display_name=name, caregiver_context=context)))
+        for pk, name, context in rows
+    ]
+    return sorted(named, key=lambda row: row[1])
+
+
 def moods_today(people: list[Person], *, now: datetime) -> dict[uuid.UUID, Mood]:
     """Today's mood of each person (their own midnight onwards): two grouped queries in all."""
     if not people:
@@ -196,11 +211,20 @@ def people_for_user(*, user, now: datetime, moods: bool = True) -> list[PersonCa
     to the few shown)."""
     memberships = list(
         access.care_memberships(user)
-        .select_related("person__organisation")
+        .select_related("person")
         .annotate(open_alerts=_open_alerts_subquery())
         .order_by("-person__last_active_at")
     )
-    cards = [PersonCard(person=m.person, membership=m, open_alerts=m.open_alerts) for m in memberships]
+    # A login's few organisations, read once: joined, each was built again for every person.
+    organisations = {
+        o.pk: o
+        for o in Organisation.objects.filter(pk__in={m.person.organisation_id for m in memberships})
+    }
+    for m in memberships:
+        m.person.organisation = organisations[m.person.organisation_id]
+    cards = [
+        PersonCard(person=m.person, membership=m, open_alerts=m.open_alerts) for m in memberships
+    ]
     if moods:
         moods_fill(cards, now=now)
     return cards

@@ -64,7 +64,7 @@ from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import names, search, store
 from memory.insights.alerts import OUTCOMES_OFFERED
-from memory.models import Alert, Person
+from memory.models import Alert
 from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
@@ -215,14 +215,13 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
     rows, more = selectors.organisation_audit(organisation=org.organisation, page=page, where=where)
     # Reading the audit is itself recorded (after the page's rows: this read is on the next).
     organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_AUDIT)
-    people = sorted(Person.objects.filter(organisation=org.organisation), key=selectors.person_name)
     context = {
         "organisation": org.organisation,
         "rows": rows,
         "page": page,
         "more": more,
         "filter": where,
-        "people": [(str(p.pk), selectors.person_name(p)) for p in people],
+        "people": selectors.people_named(organisation_id=org.organisation.pk),
         "kinds": audit_filter.kind_choices(),
     }
     return render(request, "dashboard/audit.html", context)
