@@ -293,9 +293,9 @@ def _logins(organisation):
     return admins, staff
 
 
-def _staff_of_unit(staff: list, unit: int) -> list:
-    units = -(-len(staff) // 2)  # two per unit
-    return [user for n, user in enumerate(staff) if n % units == unit % units]
+def _staff_of_unit(staff: list, unit: int, *, units: int) -> list:
+    """Care staff n works in unit n % units: two per unit while there are staff enough."""
+    return [user for n, user in enumerate(staff) if n % units == unit]
 
 
 def build(*, people: int, days: int) -> None:
@@ -359,7 +359,7 @@ def build(*, people: int, days: int) -> None:
                         shift=shift,
                         names=("Template", person_name(index)),
                     )
-                unit_staff = _staff_of_unit(staff, unit_of(index))
+                unit_staff = _staff_of_unit(staff, unit_of(index), units=unit_of(people - 1) + 1)
                 for alert in templates[t]["alerts"]:
                     copy = m.Alert(
                         person_id=person.id,
@@ -424,7 +424,7 @@ def _audit(*, organisation, staff, admins, now, days) -> None:
         AuditAction.VIEW_ALERTS,
         AuditAction.VIEW_TRANSCRIPT,
     ]
-    logins = [(u, units[n % len(units)]) for n, u in enumerate(staff)] + [(u, None) for u in admins]
+    logins = [(u, n % len(units)) for n, u in enumerate(staff)] + [(u, None) for u in admins]
     total = 0
     for day in range(days, 0, -1):
         rows = []
@@ -542,7 +542,15 @@ def measure(*, runs: int) -> tuple[list[dict], dict]:
     organisation = m.Organisation.objects.get(slug=ORG_SLUG)
     user_model = get_user_model()
     admin = user_model.objects.get(username="group-admin-00")
-    staff = user_model.objects.get(username="group-staff-00")
+    # The first care-staff login whose care team is one unit (databases of generator version 1
+    # built before the units were fixed gave the first logins two units each).
+    staff = next(
+        user
+        for user in user_model.objects.filter(username__startswith="group-staff-").order_by(
+            "username"
+        )
+        if CareTeamMembership.objects.filter(user=user).count() == UNIT_SIZE
+    )
     team = [
         c.person for c in CareTeamMembership.objects.filter(user=staff).select_related("person")
     ]
@@ -555,6 +563,7 @@ def measure(*, runs: int) -> tuple[list[dict], dict]:
         "alerts": m.Alert.objects.filter(person__organisation=organisation).count(),
         "audit": AuditEvent.objects.filter(organisation=organisation).count(),
         "team": len(team),
+        "staff": staff.username,
     }
     log(f"sizes: {sizes}")
     clients = {"admin": _client(admin), "staff": _client(staff)}
