@@ -121,3 +121,19 @@ def test_the_list_comes_a_page_at_a_time_counting_everyone(carol_client, monkeyp
 def test_one_page_of_people_has_no_pager(carol_client):
     content = carol_client.get(reverse("dashboard:people"), {"show": "all"}).content.decode()
     assert "More people" not in content and "page=" not in content
+
+
+def test_with_no_name_searched_no_name_is_worked_out():
+    from dashboard import people_filter
+
+    def no_name(item):
+        raise AssertionError("a name was worked out with nothing searched")
+
+    people = [Person(status=Person.Status.ACTIVE), Person(status=Person.Status.ARCHIVED)]
+    kept, hidden = people_filter.apply(
+        people,
+        people_filter.PeopleFilter(query="", show_all=False),
+        person=lambda p: p,
+        name=no_name,
+    )
+    assert (kept, hidden) == ([people[0]], 1)
