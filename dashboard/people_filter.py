@@ -119,7 +119,13 @@ def is_hidden_by_default(person: Person) -> bool:
 def apply(items: list[T], wanted: PeopleFilter, *, person, name) -> tuple[list[T], int]:
     """The items the filter keeps, and how many it leaves out for their status alone (archived
     or inactive people whose names match): the page offers to show those."""
-    matching = [item for item in items if name_matches(name(item), wanted.query)]
+    # No query: no name asked for (each is worked out from the decrypted profile; thousands on
+    # a care group's list).
+    matching = (
+        [item for item in items if name_matches(name(item), wanted.query)]
+        if wanted.query
+        else list(items)
+    )
     if wanted.show_all:
         return matching, 0
     kept = [item for item in matching if not is_hidden_by_default(person(item))]

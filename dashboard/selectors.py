@@ -12,6 +12,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
@@ -134,17 +135,35 @@ def person_name(person: Person) -> str:
     return preferred or display or "Unnamed person"
 
 
+def people_named(*, organisation_id: uuid.UUID) -> list[tuple[str, str]]:
+    """(id, name) of everyone of the organisation, by name: the audit's choice of person. Read
+    as values, not people (a care group has thousands: building and checking each row was most
+    of the page); each name is decrypted as before."""
+    rows = Person.objects.filter(organisation_id=organisation_id).values_list(
+        "id", "display_name", "caregiver_context"
+    )
+    named = [
+        (str(pk), person_name(SimpleNamespace(display_name=name, caregiver_context=context)))
+        for pk, name, context in rows
+    ]
+    return sorted(named, key=lambda row: row[1])
+
+
 def moods_today(people: list[Person], *, now: datetime) -> dict[uuid.UUID, Mood]:
     """Today's mood of each person (their own midnight onwards): two grouped queries in all."""
     if not people:
         return {}
-    # "Today" starts at a different instant for each time zone: one OR of per-person ranges.
+    # "Today" starts at a different instant for each time zone: one OR of a range per instant,
+    # each over the people whose midnight it is (one term per person would be an expression too
+    # deep for SQLite beyond about a thousand people, and a long plan for PostgreSQL).
+    starts: dict[datetime, list[uuid.UUID]] = {}
+    for person in people:
+        starts.setdefault(_today_start(person, now), []).append(person.id)
     readings_filter = Q()
     sessions_filter = Q()
-    for person in people:
-        start = _today_start(person, now)
-        readings_filter |= Q(person_id=person.id, timestamp__gte=start, timestamp__lte=now)
-        sessions_filter |= Q(person_id=person.id, created_at__gte=start, created_at__lte=now)
+    for start, ids in starts.items():
+        readings_filter |= Q(person_id__in=ids, timestamp__gte=start, timestamp__lte=now)
+        sessions_filter |= Q(person_id__in=ids, created_at__gte=start, created_at__lte=now)
     moods = {person.id: Mood() for person in people}
     totals: dict[uuid.UUID, float] = {}
     rows = (
@@ -186,24 +205,38 @@ def _open_alerts_subquery() -> Coalesce:
     )
 
 
-def people_for_user(*, user, now: datetime, unit=None) -> list[PersonCard]:
+def people_for_user(*, user, now: datetime, unit=None, moods: bool = True) -> list[PersonCard]:
     """The people in `user`'s care teams within its organisations (dashboard.access), most
-    recently active first, with today's mood; with `unit`, only those living in it (in SQL)."""
+    recently active first, with today's mood (`moods=False`: without, for `moods_fill` to add
+    to the few shown); with `unit`, only those living in it (in SQL)."""
     memberships = access.care_memberships(user)
     if unit is not None:
         memberships = memberships.filter(person__unit_id=unit.pk)
     memberships = list(
-        memberships.select_related("person__organisation", "person__unit__home")
+        memberships.select_related("person__unit__home")
         .annotate(open_alerts=_open_alerts_subquery())
         .order_by("-person__last_active_at")
     )
-    moods = moods_today([m.person for m in memberships], now=now)
-    return [
-        PersonCard(
-            person=m.person, membership=m, open_alerts=m.open_alerts, mood=moods[m.person_id]
-        )
-        for m in memberships
+    # A login's few organisations, read once: joined, each was built again for every person.
+    organisations = {
+        o.pk: o
+        for o in Organisation.objects.filter(pk__in={m.person.organisation_id for m in memberships})
+    }
+    for m in memberships:
+        m.person.organisation = organisations[m.person.organisation_id]
+    cards = [
+        PersonCard(person=m.person, membership=m, open_alerts=m.open_alerts) for m in memberships
     ]
+    if moods:
+        moods_fill(cards, now=now)
+    return cards
+
+
+def moods_fill(cards: list[PersonCard], *, now: datetime) -> None:
+    """Today's mood on each card (two queries for all of them)."""
+    found = moods_today([card.person for card in cards], now=now)
+    for card in cards:
+        card.mood = found[card.person.id]
 
 
 def people_without_a_team(*, organisation_id: uuid.UUID) -> list[Person]:

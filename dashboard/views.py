@@ -65,7 +65,7 @@ from memory.core.errors import DomainError
 from memory.core.person import CaregiverContext, person_zone
 from memory.facts import names, search, store
 from memory.insights.alerts import OUTCOMES_OFFERED
-from memory.models import Alert, Person
+from memory.models import Alert
 from memory.webhooks import services as webhooks
 
 TIMELINE_CHOICES = (7, 30, 90)
@@ -109,6 +109,9 @@ def _short_name(access: Access) -> str:
 
 # --- People -------------------------------------------------------------------------------
 
+# People on a page of the people list (the shift view, for a unit's few dozen, is not paged).
+PEOPLE_PAGE = 100
+
 
 @login_required
 @require_GET
@@ -120,10 +123,11 @@ def people(request: HttpRequest) -> HttpResponse:
     """
     try:
         wanted = people_filter.people_filter_of(request)
+        page = params.page_number(request)
     except params.BadParameter as bad:
         return bad.response()
     now = timezone.now()
-    everyone = selectors.people_for_user(user=request.user, now=now, unit=wanted.unit)
+    everyone = selectors.people_for_user(user=request.user, now=now, unit=wanted.unit, moods=False)
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
     # longest waiting first); the rest as before, most recently active first. It covers
     # everyone, whatever the search: an alert is never hidden by a filter. A unit limits it to
@@ -136,6 +140,11 @@ def people(request: HttpRequest) -> HttpResponse:
     cards, hidden = people_filter.apply(
         everyone, wanted, person=lambda card: card.person, name=lambda card: card.name
     )
+    # A page of cards: a care group's admin is in thousands of care teams. The order, the
+    # search and the count cover everyone; today's mood is read for the page's people only.
+    total = len(cards)
+    cards = cards[(page - 1) * PEOPLE_PAGE : page * PEOPLE_PAGE]
+    selectors.moods_fill(cards, now=now)
     organisations = organisations_of(request.user)
     # The organisations whose care teams the login admins (false alarms, inviting): from the
     # cards, or, when a unit hides some, asked of the database.
@@ -173,6 +182,12 @@ def people(request: HttpRequest) -> HttpResponse:
         **people_filter.unit_choices(request.user, wanted, everyone=bool(everyone)),
         "team_admin": bool(admin_of),
         "cards": cards,
+        "total": total,
+        "page": page,
+        "more": total > page * PEOPLE_PAGE,
+        "first_shown": (page - 1) * PEOPLE_PAGE + 1,
+        "last_shown": (page - 1) * PEOPLE_PAGE + len(cards),
+        "page_size": PEOPLE_PAGE,
         "groups": groups,
         "several": len(organisations) > 1,
         "needs": needs,
@@ -210,14 +225,13 @@ def organisation_audit(request: HttpRequest, slug: str) -> HttpResponse:
     rows, more = selectors.organisation_audit(organisation=org.organisation, page=page, where=where)
     # Reading the audit is itself recorded (after the page's rows: this read is on the next).
     organisations_read_record(request.user, [org.organisation.pk], AuditAction.VIEW_AUDIT)
-    people = sorted(Person.objects.filter(organisation=org.organisation), key=selectors.person_name)
     context = {
         "organisation": org.organisation,
         "rows": rows,
         "page": page,
         "more": more,
         "filter": where,
-        "people": [(str(p.pk), selectors.person_name(p)) for p in people],
+        "people": selectors.people_named(organisation_id=org.organisation.pk),
         "kinds": audit_filter.kind_choices(),
     }
     return render(request, "dashboard/audit.html", context)

@@ -282,7 +282,9 @@ def _alerts_page(request, org, *, status: int = 200, error: str = "", done: str 
         "organisation": org.organisation,
         "waiting": waiting,
         "resolved": resolved,
-        "people": attachable_people(request.user, org.organisation),
+        # Whom a waiting alert may be said to be about: asked only when one waits (every name
+        # of a large organisation is decrypted and sorted for it).
+        "people": attachable_people(request.user, org.organisation) if waiting else [],
         "outcomes": OUTCOMES_OFFERED,
         "shift_hours": shift.SHIFT_HOURS,
         "on_call": rights.on_call_now(org.organisation.pk, now=now),

@@ -277,3 +277,22 @@ def test_the_admin_keeps_the_on_call_list(home, person):
         reverse("dashboard:organisation_alert_settings", args=[person.organisation.slug])
     )
     assert "Sam Lee" in page.content.decode() and "at any hour" in page.content.decode()
+
+
+def test_the_alerts_page_reads_the_peoples_names_only_when_an_alert_waits(home, person):
+    # Every name of the organisation is decrypted and sorted for the "whom was it about"
+    # choice: at a care group's size that was most of the page, with no alert to attach.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    slug = person.organisation.slug
+    olga = client_for(home["olga"])
+    with CaptureQueriesContext(connection) as queries:
+        response = olga.get(_page(slug))
+    assert response.status_code == 200
+    assert "No alert is waiting" in response.content.decode()
+    assert not [q for q in queries.captured_queries if 'FROM "people"' in q["sql"]]
+    alert = _anonymous_fall(person.organisation, timezone.now())
+    page = olga.get(_page(slug)).content.decode()
+    assert f'id="alert-{alert.id}"' in page
+    assert f'<option value="{person.id}">' in page

@@ -256,3 +256,26 @@ def test_another_organisations_person_is_refused_like_an_unknown_id(boss, defaul
     unknown = client_for(boss).get(_audit_url(default_org), {"person": str(uuid.uuid4())})
     assert theirs.status_code == unknown.status_code == 400
     assert theirs.content == unknown.content
+
+
+def test_the_person_choice_lists_everyone_of_the_organisation_by_name_read_as_values(
+    mixed_rows, default_org, person, other_person, other_org
+):
+    # A care group has thousands of people: their names are read as three columns, not as
+    # whole people built and checked one by one.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    make_person("Zed Elsewhere", organisation=other_org)
+    with CaptureQueriesContext(connection) as queries:
+        content = mixed_rows.get(_audit_url(default_org)).content.decode()
+    choice = content[content.index('name="person"') :]
+    choice = choice[: choice.index("</select>")]
+    assert choice.index("Arthur") < choice.index("Peggy (Nana)")
+    assert f'<option value="{person.id}"' in choice and "Zed" not in choice
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "people"' in q["sql"]]
+    assert any(
+        sql.startswith('SELECT "people"."id" AS "id", "people"."display_name" AS "display_name", ')
+        and ' AS "caregiver_context" FROM "people"' in sql
+        for sql in reads
+    )

@@ -95,3 +95,45 @@ def test_the_shift_view_leaves_out_and_marks_alike(carol_client):
     content = carol_client.get(reverse("dashboard:home"), {"show": "all"}).content.decode()
     assert "Arthur Smith" in content
     assert '<span class="badge status">Archived</span>' in content
+
+
+def test_the_list_comes_a_page_at_a_time_counting_everyone(carol_client, monkeypatch):
+    # A care group's admin is in thousands of care teams: a page of cards, today's mood read
+    # for those alone; the count, the order and the search still cover everyone.
+    from dashboard import views
+
+    monkeypatch.setattr(views, "PEOPLE_PAGE", 2)
+    url = reverse("dashboard:people")
+    first = carol_client.get(url, {"show": "all"}).content.decode()
+    second = carol_client.get(url, {"show": "all", "page": "2"}).content.decode()
+    names = ("Zoë", "Arthur Smith", "Margaret Jones")
+    shown = [[name for name in names if name in page] for page in (first, second)]
+    assert sorted(shown[0] + shown[1]) == sorted(names)
+    assert (len(shown[0]), len(shown[1])) == (2, 1)
+    assert "3 people" in first and "People 1 to 2 of 3." in first
+    assert "show=all&amp;page=2" in first and "Next 2" in first and "Previous" not in first
+    assert "People 3 to 3 of 3." in second and "show=all&amp;page=1" in second
+    assert "page=2" in second  # the minute's poll keeps the page
+    bad = carol_client.get(url, {"page": "0"})
+    assert bad.status_code == 400 and bad.content.decode().startswith("page:")
+
+
+def test_one_page_of_people_has_no_pager(carol_client):
+    content = carol_client.get(reverse("dashboard:people"), {"show": "all"}).content.decode()
+    assert "More people" not in content and "page=" not in content
+
+
+def test_with_no_name_searched_no_name_is_worked_out():
+    from dashboard import people_filter
+
+    def no_name(item):
+        raise AssertionError("a name was worked out with nothing searched")
+
+    people = [Person(status=Person.Status.ACTIVE), Person(status=Person.Status.ARCHIVED)]
+    kept, hidden = people_filter.apply(
+        people,
+        people_filter.PeopleFilter(query="", show_all=False),
+        person=lambda p: p,
+        name=no_name,
+    )
+    assert (kept, hidden) == ([people[0]], 1)

@@ -68,6 +68,38 @@ def test_todays_mood_starts_at_the_persons_midnight(peggy):
     assert mood.level == "calm"
 
 
+def test_todays_moods_of_a_care_groups_people_in_two_queries():
+    # One OR term per person made an expression SQLite refuses beyond ~1,000 people (the
+    # people list of a group's admin was a 500); one term per midnight instead.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.models import Person
+
+    now = utc(2026, 1, 13, 16)
+    zones = ["Europe/London", "America/New_York"]
+    people = Person.objects.bulk_create(
+        Person(
+            display_name=f"Resident {n}",
+            organisation_id=make_person("First").organisation_id,
+            created_at=now - timedelta(days=30),
+            last_active_at=now,
+            caregiver_context={"timezone": zones[n % 2]},
+        )
+        for n in range(1200)
+    )
+    # 04:00 UTC is today in London, still yesterday in New York.
+    converse(people[0], utc(2026, 1, 13, 4), [("Hello", 0.1, "calm")])
+    converse(people[1], utc(2026, 1, 13, 4), [("Help", 0.9, "fearful")])
+    converse(people[1], utc(2026, 1, 13, 14), [("Hello", 0.2, "calm")])
+    with CaptureQueriesContext(connection) as queries:
+        moods = selectors.moods_today(people, now=now)
+    assert len(queries.captured_queries) == 2
+    assert (moods[people[0].id].readings, moods[people[0].id].conversations) == (1, 1)
+    assert (moods[people[1].id].readings, moods[people[1].id].feeling) == (1, "calm")
+    assert moods[people[2].id].readings == 0
+
+
 def test_no_conversation_today_says_so(peggy):
     mood = selectors.moods_today([peggy], now=utc(2026, 1, 13, 16))[peggy.id]
     assert mood.words == "No conversations yet today"
