@@ -189,6 +189,10 @@ class Person(KeepsLookupIndexes):
     memory_enabled = models.BooleanField(default=True)
     # The companion persona that talks with this person; its memory policy applies (Persona).
     persona = models.CharField(max_length=32, default="clara")
+    # Stored texts staff let through the prompt firewall for this person: keyed digests only
+    # (memory.core.screening.Approvals), space-separated; a changed text has another digest, so
+    # an edit holds it back again. Read with the session on every turn (no query of its own).
+    approved_texts = models.TextField(blank=True, default="", db_default="")
 
     # Renaming through update() keeps the name's lookup hash in step.
     objects = FindableQuerySet.as_manager()

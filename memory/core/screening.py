@@ -32,6 +32,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.core import crypto
 from memory.core.prefilter import Gated, Words, fold
 
 INSTRUCTION = "instruction"
@@ -395,6 +396,51 @@ def _flags(text: str, *, filtered: bool = True) -> frozenset[str]:
 def screen(text: str) -> Screening:
     """What `text` reads as. Pure and cached by text."""
     return Screening(_flags(text))
+
+
+# --- Staff approvals: held-back text staff let through, as quoted data ----------------------------
+
+APPROVAL_PURPOSE = "firewall-approval"
+
+
+def approval_digest(person_id, text: str) -> str:
+    """The keyed digest of `text` approved for one person (it reveals neither); whitespace
+    as the prompt quotes it. Another text, even one character changed, has another digest."""
+    return _short(crypto.keyed_digest(_approval_value(person_id, text), purpose=APPROVAL_PURPOSE))
+
+
+def _approval_value(person_id, text: str) -> str:
+    return f"{person_id}\x00{' '.join(text.split())}"
+
+
+def _short(digest: str) -> str:
+    """`<key id>:` and 128 bits of the HMAC: fits an audit row's object id."""
+    kid, mac = digest.split(":", 1)
+    return f"{kid}:{mac[:32]}"
+
+
+@dataclass(frozen=True)
+class Approvals:
+    """The texts staff approved for one person (Person.approved_texts), by keyed digest."""
+
+    person_id: object = None
+    digests: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, person_id, stored: str | None) -> Approvals:
+        return cls(person_id, frozenset((stored or "").split()))
+
+    def covers(self, text: str) -> bool:
+        """Whether staff approved `text` as it is now. Costs a few HMACs, and is asked only of
+        text the screen holds back."""
+        if not self.digests or self.person_id is None:
+            return False
+        value = _approval_value(self.person_id, text)
+        keys = crypto.keyring().keyed_digest_variants(value, purpose=APPROVAL_PURPOSE)
+        return not self.digests.isdisjoint(_short(key) for key in keys)
+
+
+NO_APPROVALS = Approvals()
 
 
 def withheld(text: str, *, confirmed_by_staff: bool) -> tuple[str, ...]:
