@@ -443,8 +443,10 @@ class Approvals:
 NO_APPROVALS = Approvals()
 
 
+@lru_cache(maxsize=32768)
 def withheld(text: str, *, confirmed_by_staff: bool) -> tuple[str, ...]:
-    """Why `text` may not enter a prompt (empty: it may, as quoted data)."""
+    """Why `text` may not enter a prompt (empty: it may, as quoted data). Cached too: a turn
+    asks it of every story and theme it may offer (~170 times at 1M messages)."""
     return screen(text).withheld(confirmed_by_staff=confirmed_by_staff)
 
 
