@@ -143,6 +143,9 @@ class AuditAction(models.TextChoices):
     EDIT_PROFILE = "edit_profile", "edited the profile"
     EDIT_MEMORY = "edit_memory", "changed a memory"
     FORGET_MEMORY = "forget_memory", "forgot a memory"
+    # Staff let an item the prompt firewall held back reach Clara as quoted data. The object is
+    # the memory's id, or for other items the keyed digest of the text (never the text).
+    APPROVE_HELD_BACK = "approve_held_back", "let a held-back item reach Clara"
     EDIT_TEAM = "edit_team", "changed the care team"
     # The profile's remembering controls (issue 32): remembering switched off or on (the object
     # is "off" or "on"), and everything about one person or of one kind forgotten (the object is

@@ -109,6 +109,11 @@ urlpatterns = [
     path(f"{person}profile/<slug:section>/", profile.profile_section, name="profile_section"),
     path(f"{person}memories/", views.memories, name="memories"),
     path(
+        f"{person}memories/held-back/approve/",
+        views.held_back_approve,
+        name="held_back_approve",
+    ),
+    path(
         f"{person}memories/<uuid:memory_id>/<slug:action>/",
         views.memory_action,
         name="memory_action",

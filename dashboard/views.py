@@ -709,6 +709,41 @@ def memories(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
     return _render(request, "dashboard/memories.html", access, _memories_context(access))
 
 
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def held_back_approve(request: HttpRequest, person_id: uuid.UUID) -> HttpResponse:
+    """Let one item the prompt firewall holds back reach Clara as quoted data, as its text is
+    now (team admins and care staff; 403 for family). Audited with the item, never its text;
+    an item not held back for this person (another's, changed since, already approved) is 404.
+    htmx gets the held-back panel back; a plain form post goes back to the page."""
+    digest = request.POST.get("item", "")[:64]
+    access = get_person_for(
+        request.user,
+        person_id,
+        need=Need.CONFIRM,
+        action=AuditAction.APPROVE_HELD_BACK,
+        object_id=digest,
+        audit_allowed=False,
+    )
+    item = firewall.held_back_approve(person=access.person, digest=digest) if digest else None
+    audit_record(
+        user=request.user,
+        person_id=person_id,
+        action=AuditAction.APPROVE_HELD_BACK,
+        object_id=str(item.memory_id or item.digest) if item else digest,
+        allowed=item is not None,
+        organisation_id=access.person.organisation_id,
+    )
+    if item is None:
+        return _render(request, "dashboard/not_found.html", access, {}, status=404)
+    if not request.htmx:
+        messages.success(request, "Clara will hear it from now on, as a quoted note.")
+        return redirect("dashboard:memories", person_id=person_id)
+    context = {"held_back": firewall.held_back_for(access.person), "approved": item}
+    return _render(request, "dashboard/memories.html", access, context, partial="held-back")
+
+
 MEMORY_ACTIONS = tuple(MEMORY_ACTION_NEEDS)
 
 

@@ -25,6 +25,7 @@ from memory.conversations.selectors import (
     texts_before,
 )
 from memory.core.person import CaregiverContext
+from memory.core.screening import Approvals
 from memory.facts import search, usage
 
 # --- Context assembly ------------------------------------------------------------------------
@@ -209,6 +210,7 @@ def context_build(
     session = query.session
     reading = query.current_emotion
     about = CaregiverContext.from_blob(query.caregiver_context, display_name=query.display_name)
+    approvals = Approvals.of(session.person_id, session.approved_texts)
     avoid, known = list(about.avoid_topics), list(about.known_topics)
 
     # Only the bot's own reading may raise the flag on its own (escalation.detect).
@@ -233,6 +235,7 @@ def context_build(
             cross_session_repeats=query.cross_session_repeat_count,
             last_answer=query.last_answer,
             answer_helped=helping,
+            approvals=approvals,
         )
     recent_texts = _anchor_texts(query)
     feelings = [
@@ -263,6 +266,7 @@ def context_build(
         escalate=flagged.escalate,
         # Within this session only, and only while it helps: the same reassurance, kept.
         reassurance=query.last_answer if helping else None,
+        approvals=approvals,
     )
     rendered = context.render(inputs)
     # The facts this prompt holds count as used, once in this conversation (after the response:

@@ -34,6 +34,7 @@ from memory.conversations.models import (
 )
 from memory.core.errors import Conflict, Invalid, NotFound
 from memory.core.person import CaregiverContext
+from memory.core.screening import Approvals
 from memory.facts import search
 from memory.facts.models import PersonNotes
 
@@ -330,7 +331,7 @@ def stream_render(*, person_id: uuid.UUID, message: str, now: datetime | None = 
         ),
     ]
     # Stored text enters only as quoted data, after the instructions (memory/companion/prompt.py).
-    notes_part = context.Notes()
+    notes_part = context.Notes(Approvals.of(person.id, person.approved_texts))
     facts = [m.content for m in search.always_inject(person_id=person.id, at=now)]
     facts += [m.content for m in search.foundation_memories(person_id=person.id, at=now)]
     if notes_part.admit(context.CONFIRMED, list(dict.fromkeys(facts))):

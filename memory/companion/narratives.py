@@ -49,6 +49,7 @@ from memory.conversations.models import NarrativeUsage
 from memory.conversations.sql import db_uuid, from_db_json_value
 from memory.core import crypto
 from memory.core.fields import row_text
+from memory.core.screening import NO_APPROVALS, Approvals
 
 # --- Weights -----------------------------------------------------------------------------------
 
@@ -552,11 +553,14 @@ def person_heard(*, person_id: uuid.UUID, now: datetime) -> dict[str, Heard]:
     }
 
 
-def tellable(text: str, theme_tags: Sequence[str] = ()) -> bool:
+def tellable(
+    text: str, theme_tags: Sequence[str] = (), approvals: Approvals = NO_APPROVALS
+) -> bool:
     """Whether a story may reach the prompt: neither it nor its themes held back by the
-    firewall (memory.core.screening: cached by text, so cheap every turn)."""
-    return not prompt.STORY.withheld(text) and not any(
-        prompt.STORY_TOLD.withheld(str(tag)) for tag in theme_tags or ()
+    firewall (memory.core.screening: cached by text, so cheap every turn), or staff approved
+    what was."""
+    return not prompt.STORY.withheld(text, approvals) and not any(
+        prompt.STORY_TOLD.withheld(str(tag), approvals) for tag in theme_tags or ()
     )
 
 
@@ -574,6 +578,7 @@ def narrative_choose(
     cross_session_repeats: int = 0,
     last_answer: str | None = None,
     answer_helped: bool = True,
+    approvals: Approvals = NO_APPROVALS,
 ) -> Narrative | None:
     """The narrative to seed (or deliver) this turn, or None when every candidate is ruled out.
 
@@ -586,10 +591,13 @@ def narrative_choose(
     """
     now = now or timezone.now()
     # A story the firewall holds back is never offered (staff see it on the memories page):
-    # the library's verdicts are kept with it, the person's own stories are screened here.
+    # the library's verdicts are kept with it (it is about no one, so no person's approval lets
+    # one through), the person's own stories are screened here, with what staff approved.
     candidates = list(_library_entry()[1])
     if person_id is not None:
-        candidates += [c for c in _person_candidates(person_id) if tellable(c.text, c.theme_tags)]
+        candidates += [
+            c for c in _person_candidates(person_id) if tellable(c.text, c.theme_tags, approvals)
+        ]
     if not candidates:
         return None
     if used_in_session is None:

@@ -158,10 +158,16 @@ class Source:
     # Topics to avoid name hard things on purpose ("her husband's death"): no distress screen.
     names_hard_things: bool = False
 
-    def withheld(self, text: str) -> tuple[str, ...]:
+    def withheld(
+        self, text: str, approvals: screening.Approvals = screening.NO_APPROVALS
+    ) -> tuple[str, ...]:
+        """Why `text` may not be quoted from this source (empty: it may). Text staff approved
+        as it is now passes whatever it reads as (it is still only quoted data)."""
         reasons = screening.withheld(
             text, confirmed_by_staff=self.confirmed_by_staff or self.names_hard_things
         )
+        if reasons and approvals.covers(text):
+            return ()
         return reasons
 
 
@@ -200,9 +206,10 @@ class HeldBack:
 class Notes:
     """The data part of a prompt: quoted items with their sources, screened on the way in."""
 
-    def __init__(self) -> None:
+    def __init__(self, approvals: screening.Approvals = screening.NO_APPROVALS) -> None:
         self.lines: list[str] = []
         self.held_back: list[HeldBack] = []
+        self.approvals = approvals
 
     def admit(self, source: Source, texts: Sequence[str]) -> list[str]:
         """Quote each text that passes the screen; returns the ones admitted."""
@@ -211,7 +218,7 @@ class Notes:
             text = text.strip()
             if not text:
                 continue
-            reasons = source.withheld(text)
+            reasons = source.withheld(text, self.approvals)
             if reasons:
                 self.held_back.append(HeldBack(source.label, text, reasons))
                 continue
@@ -260,6 +267,8 @@ class ContextInputs:
     # What the caregivers' profile says about the people and home this message touches
     # (memory.companion.context.profile_facts_for): not confirmed by staff.
     profile_facts: Sequence[str] = ()
+    # Held-back texts staff approved for this person (quoted like the rest from then on).
+    approvals: screening.Approvals = screening.NO_APPROVALS
 
 
 @dataclass(frozen=True)
@@ -359,7 +368,7 @@ def render(inputs: ContextInputs) -> RenderedContext:
     """The system prompt and messages the LLM sees, and its token limit. Pure."""
     who = Who(inputs.name, inputs.pronoun)
     name = inputs.name.strip()
-    notes = Notes()
+    notes = Notes(inputs.approvals)
     sections = [
         (
             f"You are Clara, a caring companion talking with {name}, who is living with dementia."

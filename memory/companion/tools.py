@@ -12,6 +12,14 @@ search hands out caregiver-confirmed facts only, as the per-turn prompt does; un
 companion's policy facts come back with whether a caregiver confirmed them, and an unconfirmed
 one carries a note not to state it as true or ask the person about it. Conversation search only
 looks inside the session in progress and returns what was said, never when or how often.
+
+Behind the same firewall as the prompt (memory.core.screening, memory/companion/prompt.py): a
+stored fact, entity card or note that the prompt would hold back is not handed to the LLM. A
+fact or note comes back as a marker with no text ("withheld for staff review", its id and the
+reasons as codes), so the LLM and the bot's developer know something is there and where staff
+review it, and a search still returns as many results as asked; a card, a summary built from
+facts, is left out. Staff approvals (dashboard, "Kept from Clara for your review") let a text
+through here as in the prompt.
 """
 
 import uuid
@@ -22,12 +30,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory.companion import context, continuity
+from memory.companion import prompt as firewall_rules
 from memory.conversations import audit, tenancy
 from memory.conversations.models import (
     AccessAction,
     AccessChannel,
     ChatMessage,
     MemoryPolicy,
+    Person,
     Scope,
     Session,
 )
@@ -35,6 +45,7 @@ from memory.conversations.schemas import EmotionIn, MessageText, PastTime, emoti
 from memory.conversations.tenancy import Caller
 from memory.core import strict_json
 from memory.core.errors import Invalid, NotFound
+from memory.core.screening import Approvals
 from memory.facts import notes as person_notes
 from memory.facts import ranking as retrieval
 from memory.facts import search, store, usage
@@ -44,6 +55,12 @@ UNCONFIRMED_NOTE = (
     "Mentioned in conversation, not confirmed by the family: do not state it as fact, and never "
     "ask the person about it."
 )
+# What a held-back item says in place of its text.
+WITHHELD = "Withheld for staff review."
+# Sources as the prompt has them: a caregiver-confirmed fact may carry sad news staff stand
+# behind; an unconfirmed one or a note may not (instructions, links and requests never pass).
+_UNCONFIRMED = firewall_rules.Source("not confirmed")
+_NOTE = firewall_rules.Source("your note")
 MemoryTypeName = Literal[tuple(MemoryType.values)]  # type: ignore[valid-type]
 
 
@@ -105,7 +122,17 @@ def _person(caller: Caller, person_id: uuid.UUID):
     return tenancy.person_of(caller, person_id)
 
 
-def _fact_out(memory: Memory) -> dict[str, Any]:
+def _fact_out(memory: Memory, approvals: Approvals) -> dict[str, Any]:
+    source = firewall_rules.CONFIRMED if memory.confirmed else _UNCONFIRMED
+    reasons = source.withheld(memory.content, approvals)
+    if reasons:
+        return {
+            "id": str(memory.id),
+            "type": memory.type,
+            "confirmed": memory.confirmed,
+            "withheld": WITHHELD,
+            "reasons": list(reasons),
+        }
     out = {
         "id": str(memory.id),
         "key": memory.key,
@@ -141,8 +168,13 @@ def search_memory(args: SearchMemoryArgs, caller: Caller) -> dict[str, Any]:
                 limit=args.limit,
                 entity_cards=False,
             )
-        out["facts"] = [_fact_out(hit.memory) for hit in result.hits]
-        out["entity_cards"] = confirmed.entity_cards
+        approvals = Approvals.of(person.id, person.approved_texts)
+        out["facts"] = [_fact_out(hit.memory, approvals) for hit in result.hits]
+        out["entity_cards"] = [
+            card
+            for card in confirmed.entity_cards
+            if not firewall_rules.CONFIRMED.withheld(card, approvals)
+        ]
         usage.note(hit.memory.id for hit in result.hits)
     if args.scope in ("conversations", "both"):
         out["conversation"] = _search_session(args, person)
@@ -179,7 +211,7 @@ def _search_session(args: SearchMemoryArgs, person) -> list[dict[str, str]]:
 
 def upsert_memory(args: UpsertMemoryArgs, caller: Caller) -> dict[str, Any]:
     """Remember a fact about the person; it stays unconfirmed until a caregiver confirms it."""
-    _person(caller, args.person_id)
+    person = _person(caller, args.person_id)
     result = store.memory_upsert(
         namespace=store.person_namespace(args.person_id, args.type),
         key=args.key,
@@ -192,7 +224,8 @@ def upsert_memory(args: UpsertMemoryArgs, caller: Caller) -> dict[str, Any]:
         source=Memory.Source.TOOL,
         confirmed=False,
     )
-    return {"action": result.action, "memory": _fact_out(result.memory)}
+    approvals = Approvals.of(person.id, person.approved_texts)
+    return {"action": result.action, "memory": _fact_out(result.memory, approvals)}
 
 
 def forget_memory(args: ForgetMemoryArgs, caller: Caller) -> dict[str, Any]:
@@ -216,7 +249,19 @@ def update_status(args: UpdateStatusArgs, caller: Caller) -> dict[str, Any]:
         persona=args.persona,
         organisation_id=caller.organisation_id,
     )
-    return {"fields": notes.fields}
+    approved = Person.objects.filter(id=args.person_id).values_list("approved_texts", flat=True)
+    approvals = Approvals.of(args.person_id, approved.first())
+    return {"fields": {key: _note_out(value, approvals) for key, value in notes.fields.items()}}
+
+
+def _note_out(value: Any, approvals: Approvals) -> Any:
+    """A note field as the LLM may see it: held back like the prompt's notes."""
+    if not isinstance(value, dict):
+        return value
+    reasons = _NOTE.withheld(str(value.get("value") or ""), approvals)
+    if not reasons:
+        return value
+    return {"withheld": WITHHELD, "reasons": list(reasons), "updated_at": value.get("updated_at")}
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,10 @@ class Person(KeepsLookupIndexes):
     unit = models.ForeignKey(
         Unit, null=True, blank=True, on_delete=models.PROTECT, related_name="people"
     )
+    # Stored texts staff let through the prompt firewall for this person: keyed digests only
+    # (memory.core.screening.Approvals), space-separated; a changed text has another digest, so
+    # an edit holds it back again. Read with the session on every turn (no query of its own).
+    approved_texts = models.TextField(blank=True, default="", db_default="")
 
     # Renaming through update() keeps the name's lookup hash in step.
     objects = FindableQuerySet.as_manager()

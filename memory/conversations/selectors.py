@@ -72,6 +72,8 @@ class SessionInfo:
     message_count: int
     display_name: str
     caregiver_context: dict
+    # The firewall approvals of the person (Person.approved_texts): keyed digests, no text.
+    approved_texts: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def _session_info(
         organisation_id is not None and storage.from_db_uuid(row[4]) != organisation_id
     ):
         raise NotFound("No session with this id.", field="session_id")
-    person_id, message_count, display_name, caregiver_context, _ = row
+    person_id, message_count, display_name, caregiver_context, _, approved_texts = row
     return SessionInfo(
         id=session_id,
         person_id=storage.from_db_uuid(person_id),
@@ -174,6 +176,7 @@ def _session_info(
         caregiver_context=storage.from_db_encrypted_json(
             caregiver_context, context=storage.PERSON_CONTEXT, row=person_id
         ),
+        approved_texts=approved_texts or "",
     )
 
 

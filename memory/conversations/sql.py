@@ -132,7 +132,8 @@ def _row_text(row) -> str:
 
 # Primary keys of sessions and people. [encrypted] display_name, caregiver_context
 SESSION_WITH_PERSON = """
-    SELECT s.person_id, s.message_count, p.display_name, p.caregiver_context, s.organisation_id
+    SELECT s.person_id, s.message_count, p.display_name, p.caregiver_context, s.organisation_id,
+        p.approved_texts
     FROM sessions s LEFT JOIN people p ON p.id = s.person_id
     WHERE s.id = %s"""
 # idx_repetition_session. Fingerprints are keyed tokens (compared as they are, never decrypted);

@@ -17,7 +17,11 @@ text back always; distressing news only when staff have not confirmed it (they m
 sad truth on purpose). `quoted(text)` writes text as one JSON string on one line, so an item can
 neither close its quotes nor start a new line or section.
 
-Cheap on the per-turn path: the patterns are compiled once and the verdict is cached by text.
+Cheap on the per-turn path: the patterns are compiled once, each runs only on text holding the
+words it cannot match without (memory.core.prefilter: first sight of an ordinary text ~50 us of
+CPU instead of ~250, same verdicts), and the verdict is cached by text. Text from the
+conversation itself (anchors, the last answer) is new every turn, so verdicts are not stored
+with the rows: the first sight has to be cheap anyway.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+from memory.core import crypto
+from memory.core.prefilter import Gated, Words, fold
 
 INSTRUCTION = "instruction"
 LINK = "link"
@@ -78,10 +85,14 @@ def _unspace(match: re.Match[str]) -> str:
 def _variants(text: str) -> tuple[str, ...]:
     """The text as written (lower case, accents and invisible characters removed), and
     the same with disguises undone."""
-    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    plain = "".join(
-        ch for ch in decomposed if unicodedata.category(ch) not in ("Mn", "Me", "Cf")
-    ).casefold()
+    if text.isascii():
+        # ASCII is unchanged by both normalisations and holds no mark or invisible character.
+        plain = text.casefold()
+    else:
+        decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+        plain = "".join(
+            ch for ch in decomposed if unicodedata.category(ch) not in ("Mn", "Me", "Cf")
+        ).casefold()
     raw = plain.replace("ß", "ss").replace("\u2019", "'").replace("\u2018", "'")
     plain = _SPACE.sub(" ", raw)
     latin = plain.translate(_LOOKALIKES)
@@ -91,8 +102,10 @@ def _variants(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((plain, latin, unspaced, leet)))
 
 
-def _words(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+def _words(*patterns: str) -> Gated:
+    """The patterns as one case-insensitive search, each run only on text holding the words it
+    needs (memory.core.prefilter)."""
+    return Gated(patterns, re.IGNORECASE)
 
 
 _WHO = r"(?:her|him|them|the (?:person|patient|resident|user|lady|gentleman)|[a-z]+)"
@@ -337,6 +350,9 @@ _DISTRESSING = _words(
     r"去世|死了|过世|癌症|亡くな|死んだ",
 )
 
+# What the patterns need, looked for once a variant (memory.core.prefilter).
+_WORDS = Words(_INSTRUCTION, _ROLE_COLON, _LINK, _EXFILTRATION, _DISTRESSING)
+
 
 @dataclass(frozen=True)
 class Screening:
@@ -353,28 +369,84 @@ class Screening:
         return tuple(shown)
 
 
-@lru_cache(maxsize=16384)
-def screen(text: str) -> Screening:
-    """What `text` reads as. Pure and cached by text."""
+def _flags(text: str, *, filtered: bool = True) -> frozenset[str]:
+    """The kinds `text` reads as. `filtered=False` runs every pattern on every variant (the
+    reference the prefilter is tested against: same answer, about 20 times the cost)."""
     flags: set[str] = set()
     variants = _variants(text or "")
     for variant in variants:
-        if _INSTRUCTION.search(variant) or (":" in variant and _ROLE_COLON.search(variant)):
+        present = _WORDS.present(fold(variant)) if filtered else None
+        if _INSTRUCTION.search(variant, present) or (
+            ":" in variant and _ROLE_COLON.search(variant, present)
+        ):
             flags.add(INSTRUCTION)
-        if _LINK.search(variant):
+        if _LINK.search(variant, present):
             flags.add(LINK)
-        if _EXFILTRATION.search(variant):
+        if _EXFILTRATION.search(variant, present):
             flags.add(EXFILTRATION)
-        if _DISTRESSING.search(variant):
+        if _DISTRESSING.search(variant, present):
             flags.add(DISTRESSING)
     squashed = _NOT_LETTERS.sub("", variants[-1])
     if _SQUASHED.search(squashed):
         flags.add(INSTRUCTION)
-    return Screening(frozenset(flags))
+    return frozenset(flags)
 
 
+@lru_cache(maxsize=16384)
+def screen(text: str) -> Screening:
+    """What `text` reads as. Pure and cached by text."""
+    return Screening(_flags(text))
+
+
+# --- Staff approvals: held-back text staff let through, as quoted data ----------------------------
+
+APPROVAL_PURPOSE = "firewall-approval"
+
+
+def approval_digest(person_id, text: str) -> str:
+    """The keyed digest of `text` approved for one person (it reveals neither); whitespace
+    as the prompt quotes it. Another text, even one character changed, has another digest."""
+    return _short(crypto.keyed_digest(_approval_value(person_id, text), purpose=APPROVAL_PURPOSE))
+
+
+def _approval_value(person_id, text: str) -> str:
+    return f"{person_id}\x00{' '.join(text.split())}"
+
+
+def _short(digest: str) -> str:
+    """`<key id>:` and 128 bits of the HMAC: fits an audit row's object id."""
+    kid, mac = digest.split(":", 1)
+    return f"{kid}:{mac[:32]}"
+
+
+@dataclass(frozen=True)
+class Approvals:
+    """The texts staff approved for one person (Person.approved_texts), by keyed digest."""
+
+    person_id: object = None
+    digests: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, person_id, stored: str | None) -> Approvals:
+        return cls(person_id, frozenset((stored or "").split()))
+
+    def covers(self, text: str) -> bool:
+        """Whether staff approved `text` as it is now. Costs a few HMACs, and is asked only of
+        text the screen holds back."""
+        if not self.digests or self.person_id is None:
+            return False
+        value = _approval_value(self.person_id, text)
+        keys = crypto.keyring().keyed_digest_variants(value, purpose=APPROVAL_PURPOSE)
+        return not self.digests.isdisjoint(_short(key) for key in keys)
+
+
+NO_APPROVALS = Approvals()
+
+
+@lru_cache(maxsize=32768)
 def withheld(text: str, *, confirmed_by_staff: bool) -> tuple[str, ...]:
-    """Why `text` may not enter a prompt (empty: it may, as quoted data)."""
+    """Why `text` may not enter a prompt (empty: it may, as quoted data). Cached too: a turn
+    asks it of every story and theme it may offer (~170 times at 1M messages)."""
     return screen(text).withheld(confirmed_by_staff=confirmed_by_staff)
 
 

@@ -244,13 +244,14 @@ def test_unconfirmed_facts_reach_the_tools_only_where_the_personas_policy_allows
     pid = str(person.id)
     api.post(
         "/api/v1/tools/upsert_memory",
-        {"person_id": pid, "content": "Her husband John died last spring", "type": "people"},
+        {"person_id": pid, "content": "Her husband John sailed to Norway", "type": "people"},
     )
     facts = api.post(
         "/api/v1/tools/search_memory", {"person_id": pid, "query": "husband John"}
     ).json()["facts"]
     if handed_out:
-        # Outside dementia care: there, with a note not to state it as true.
+        # Outside dementia care: there, with a note not to state it as true. (Unconfirmed sad
+        # news is held back by the firewall there too: tests/memory/test_tool_firewall.py.)
         assert facts[0]["confirmed"] is False and "not confirmed" in facts[0]["note"]
     else:
         assert facts == []
