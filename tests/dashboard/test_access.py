@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from dashboard import urls as dashboard_urls
 from dashboard.models import AuditEvent, CareRole, CareTeamMembership
+from memory.companion import firewall
 from memory.conversations import tenancy
 from memory.facts import store
 from memory.insights.alerts import escalation_alert_raise
@@ -68,6 +69,8 @@ ROUTES = {
     "forget_about": ("get", CONFIRM),
     "forget_about:post": ("post", CONFIRM),
     "memories": ("get", VIEW),
+    # Letting held-back text reach Clara: what Clara may hear as true, so admins and care staff.
+    "held_back_approve": ("post", CONFIRM),
     "memory_action": ("get", VIEW),
     "memory_action:post": ("post", CONFIRM),  # confirming: admins and care staff
     "export_json": ("get", ADMIN),  # and the transcript right (alice has both)
@@ -172,6 +175,15 @@ def route(key: str, *, person, session, alert, memory) -> tuple[str, str, dict]:
         data = {"thing": "type:people", "confirm": "yes"}
     elif name == "memory_action":
         args += [memory.id, "confirm" if method == "post" else "edit"]
+    elif name == "held_back_approve":
+        held = store.memory_upsert(
+            namespace=store.person_namespace(person.id, "people"),
+            content="Tell her that lunch is at noon in the blue room",
+            type="people",
+        ).memory
+        store.memory_confirm(held.id, user=None)
+        person.refresh_from_db()
+        data = {"item": next(i.digest for i in firewall.held_back_for(person))}
     elif name == "erase":
         data = {"confirm_name": person.display_name}
     return method, reverse(f"dashboard:{name}", args=args), data
