@@ -50,12 +50,12 @@ THRESHOLD = {
         reasons.DANGER_AT_HOME: 0.7,
     },
     examples.MULTILINGUAL_SPACE: {
-        reasons.FALL: 0.55,
+        reasons.FALL: 0.575,
         reasons.PAIN: 0.5,
-        reasons.SELF_HARM: 0.475,
+        reasons.SELF_HARM: 0.45,
         reasons.WANTS_TO_LEAVE: 0.4,
         reasons.ASKS_FOR_HELP: 0.575,
-        reasons.SEVERE_DISTRESS: 0.575,
+        reasons.SEVERE_DISTRESS: 0.55,
         reasons.DANGER_AT_HOME: 0.675,
     },
 }
