@@ -333,7 +333,9 @@ def fit(rows: list[dict]) -> None:
             recall = tp / max(int((urgent & mask).sum()), 1)
             precision = tp / (tp + fp) if tp + fp else 1.0
             target = ENGLISH_TARGET if lang == "en" else OTHER_TARGET
-            ok &= precision >= target["precision"]
+            # With a margin of one false alarm more than the tuning half shows: a language
+            # has only some fifteen calm lines in each half, so one line is the difference.
+            ok &= tp / (tp + fp + 1) >= target["precision"]
             recall_sum += recall
             precision_sum += precision
         weakest = min(
@@ -367,15 +369,28 @@ def fit(rows: list[dict]) -> None:
     found, threshold, veto = best
     # A reason's own bar stays at or above 0.3: below it the reader is sure the line is calm,
     # and a bar there would rest on a handful of tuning lines.
+    # Each reason's bar is taken from the middle of the run of bars that give the best recall
+    # within the targets, not from its top end: the tuning half's recall is near 1 for a
+    # wide range of bars, and the highest of them fits the tuning lines' exact scores (new
+    # wordings of a reason score a little lower, so a bar at the edge loses them).
     for _ in range(2):
         for space in examples.SPACES:
             for reason in reasons.ORDER:
+                tried = []
                 for t in (t for t in grid if t >= 0.3):
                     trial = {sp: dict(bars) for sp, bars in threshold.items()}
                     trial[space][reason] = t
-                    candidate = key(trial, veto)
-                    if candidate > found:
-                        found, threshold = candidate, trial
+                    tried.append((t, trial, key(trial, veto)))
+                top = max(candidate[:2] for _t, _trial, candidate in tried)
+                if top < found[:2]:
+                    continue
+                best_at = max(range(len(tried)), key=lambda i: tried[i][2])
+                run = [best_at]  # the contiguous bars around the best that share its recall
+                while run[0] > 0 and tried[run[0] - 1][2][:2] == top:
+                    run.insert(0, run[0] - 1)
+                while run[-1] < len(tried) - 1 and tried[run[-1] + 1][2][:2] == top:
+                    run.append(run[-1] + 1)
+                _t, threshold, found = tried[run[len(run) // 2]]
     ok, recall, _ = found
     print(
         f"tuning half: every precision target kept and the demo month within its alarm noise: "

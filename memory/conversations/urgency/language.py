@@ -55,7 +55,10 @@ _ROMANISED = frozenset(
 # Welsh, which lid.176's small model rarely names on a short line: its own everyday words.
 _WELSH = frozenset(
     """wedi mae dw dwi rwy rwyf ddim fy gyda yr nhw ydw ydy oes sydd dydw roedd rydw dyw fydd
-    wnes wneud mynd fe fo hi'n i'r yn dros achos helpwch plis ydych chi'n dwi'n mae'n""".split()
+    wnes wneud mynd fe fo hi'n i'r yn dros achos helpwch plis ydych chi'n dwi'n mae'n
+    wi methu ffaelu isie isio eisiau moyn dere dewch tyd nawr rwan adre adra adref gatre
+    gartre llawr lawr codi cwympo cwmpo disgyn syrthio angen rhywun ffoniwch ogla arogl mwg
+    drws agorwch gadael efo ofn poen brifo sy'n ydi fedra""".split()
 )
 _WORD = re.compile(r"[a-z']+")
 

@@ -41,22 +41,22 @@ MEANING = "meaning"
 # to go home" and wanting to leave; "I fell asleep" and a fall).
 THRESHOLD = {
     examples.ENGLISH_SPACE: {
-        reasons.FALL: 0.5,
-        reasons.PAIN: 0.35,
-        reasons.SELF_HARM: 0.65,
-        reasons.WANTS_TO_LEAVE: 0.85,
-        reasons.ASKS_FOR_HELP: 0.8,
-        reasons.SEVERE_DISTRESS: 0.8,
-        reasons.DANGER_AT_HOME: 0.625,
+        reasons.FALL: 0.475,
+        reasons.PAIN: 0.4,
+        reasons.SELF_HARM: 0.625,
+        reasons.WANTS_TO_LEAVE: 0.8,
+        reasons.ASKS_FOR_HELP: 0.625,
+        reasons.SEVERE_DISTRESS: 0.65,
+        reasons.DANGER_AT_HOME: 0.7,
     },
     examples.MULTILINGUAL_SPACE: {
-        reasons.FALL: 0.3,
+        reasons.FALL: 0.575,
         reasons.PAIN: 0.5,
-        reasons.SELF_HARM: 0.65,
-        reasons.WANTS_TO_LEAVE: 0.45,
-        reasons.ASKS_FOR_HELP: 0.7,
-        reasons.SEVERE_DISTRESS: 0.45,
-        reasons.DANGER_AT_HOME: 0.55,
+        reasons.SELF_HARM: 0.45,
+        reasons.WANTS_TO_LEAVE: 0.4,
+        reasons.ASKS_FOR_HELP: 0.575,
+        reasons.SEVERE_DISTRESS: 0.55,
+        reasons.DANGER_AT_HOME: 0.675,
     },
 }
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
