@@ -74,6 +74,9 @@ PAGES = {
     "invitations": lambda o: [
         reverse("dashboard:invitations", args=[o["person"].organisation.slug])
     ],
+    "organisation_homes": lambda o: [
+        reverse("dashboard:organisation_homes", args=[o["person"].organisation.slug])
+    ],
     "erase": lambda o: [_p("erase", o)],
     "organisation_alerts": lambda o: [
         reverse("dashboard:organisation_alerts", args=[o["person"].organisation.slug])
@@ -116,6 +119,7 @@ POST_ONLY = {
     "family_contact_remove",
     "two_factor_recovery",
     "family_digest",
+    "held_back_approve",  # answers with the memories page's held-back panel (in PAGES)
 }
 
 
