@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark (not a test) of the dashboard at a care group's size (issue 34, item 4): server time.
 
-    CLARA_BENCH_DIR=/work/benchdata/scale .venv/bin/python bench/group_scale_bench.py   # SQLite
+    CLARA_BENCH_DIR=/path/to/bench-data .venv/bin/python bench/group_scale_bench.py   # SQLite
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/clara_scale \
         .venv/bin/python bench/group_scale_bench.py --runs 30                          # PostgreSQL
     .venv/bin/python bench/group_scale_bench.py --people 200 --days 10                  # a quick try

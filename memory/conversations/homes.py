@@ -30,44 +30,41 @@ def _name(name: str) -> str:
     return cleaned
 
 
-def home_add(*, organisation: Organisation, name: str) -> Home:
-    """A new home of the organisation; Conflict (field "name") if it has one of that name."""
+HOME_TAKEN = "This organisation has a home of that name."
+UNIT_TAKEN = "This home has a unit of that name."
+
+
+def _saved(row: Home | Unit, taken: str, **save) -> Home | Unit:
+    """Save a home or unit whose name is unique within its parent; Conflict (field "name") when
+    the parent already has one of that name."""
     try:
         with transaction.atomic():
-            return Home.objects.create(organisation=organisation, name=_name(name))
-    except IntegrityError as taken:
-        raise Conflict("This organisation has a home of that name.", field="name") from taken
+            row.save(**save)
+    except IntegrityError as clash:
+        raise Conflict(taken, field="name") from clash
+    return row
+
+
+def home_add(*, organisation: Organisation, name: str) -> Home:
+    """A new home of the organisation; Conflict (field "name") if it has one of that name."""
+    return _saved(Home(organisation=organisation, name=_name(name)), HOME_TAKEN)
 
 
 def home_rename(*, home: Home, name: str) -> Home:
     """Rename a home; Conflict (field "name") if another home of the organisation has the name."""
     home.name = _name(name)
-    try:
-        with transaction.atomic():
-            home.save(update_fields=["name"])
-    except IntegrityError as taken:
-        raise Conflict("This organisation has a home of that name.", field="name") from taken
-    return home
+    return _saved(home, HOME_TAKEN, update_fields=["name"])
 
 
 def unit_add(*, home: Home, name: str) -> Unit:
     """A new unit (wing, floor) of the home; Conflict (field "name") if it has one of that name."""
-    try:
-        with transaction.atomic():
-            return Unit.objects.create(home=home, name=_name(name))
-    except IntegrityError as taken:
-        raise Conflict("This home has a unit of that name.", field="name") from taken
+    return _saved(Unit(home=home, name=_name(name)), UNIT_TAKEN)
 
 
 def unit_rename(*, unit: Unit, name: str) -> Unit:
     """Rename a unit; Conflict (field "name") if another unit of its home has the name."""
     unit.name = _name(name)
-    try:
-        with transaction.atomic():
-            unit.save(update_fields=["name"])
-    except IntegrityError as taken:
-        raise Conflict("This home has a unit of that name.", field="name") from taken
-    return unit
+    return _saved(unit, UNIT_TAKEN, update_fields=["name"])
 
 
 def units_of(*, organisation_ids) -> list[Unit]:
