@@ -66,7 +66,7 @@ $(ENV_FILE):
 
 test: install
 	$(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=25
 
 # LangGraph's own store tests (from the sdists uv.lock pins, fetched from PyPI) against ClaraStore,
 # beside InMemoryStore's results: fails if ClaraStore fails a case InMemoryStore passes, or one
