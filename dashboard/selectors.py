@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
-from django.db.models import Avg, Count, F, OuterRef, Q, Subquery, Sum, Value
+from django.db.models import Avg, Count, F, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from dashboard import access, naming, words
@@ -205,30 +205,83 @@ def _open_alerts_subquery() -> Coalesce:
     )
 
 
-def people_for_user(*, user, now: datetime, unit=None, moods: bool = True) -> list[PersonCard]:
-    """The people in `user`'s care teams within its organisations (dashboard.access), most
-    recently active first, with today's mood (`moods=False`: without, for `moods_fill` to add
-    to the few shown); with `unit`, only those living in it (in SQL)."""
+@dataclass(frozen=True)
+class PersonRow:
+    """One of the login's people as the people list orders, filters and pages them: no profile
+    read or decrypted (a care group's admin is in thousands of care teams); `name` only when a
+    search asked for names."""
+
+    person_id: uuid.UUID
+    organisation_id: uuid.UUID
+    status: str
+    role: str
+    open_alerts: int
+    name: str = ""
+
+
+def _memberships_in(user, unit) -> QuerySet[CareTeamMembership]:
     memberships = access.care_memberships(user)
-    if unit is not None:
-        memberships = memberships.filter(person__unit_id=unit.pk)
-    memberships = list(
-        memberships.select_related("person__unit__home")
-        .annotate(open_alerts=_open_alerts_subquery())
+    return memberships if unit is None else memberships.filter(person__unit_id=unit.pk)
+
+
+def people_ids_for_user(*, user, unit=None) -> QuerySet:
+    """The ids of the people `people_rows_for_user` lists, as a subquery (a care group's
+    thousands of ids are cheaper for the database to find again than for Django to send)."""
+    return _memberships_in(user, unit).values("person_id")
+
+
+def people_rows_for_user(*, user, unit=None, names: bool = False) -> list[PersonRow]:
+    """The people in `user`'s care teams within its organisations (dashboard.access), most
+    recently active first, as rows (one query); with `unit`, only those living in it (in SQL);
+    `names`: each with the name caregivers use (decrypted: for a search)."""
+    memberships = _memberships_in(user, unit)
+    fields = ["person_id", "person__organisation_id", "person__status", "role", "open_alerts"]
+    if names:
+        fields += ["person__display_name", "person__caregiver_context"]
+    rows = (
+        memberships.annotate(open_alerts=_open_alerts_subquery())
         .order_by("-person__last_active_at")
+        .values_list(*fields)
     )
-    # A login's few organisations, read once: joined, each was built again for every person.
-    organisations = {
-        o.pk: o
-        for o in Organisation.objects.filter(pk__in={m.person.organisation_id for m in memberships})
-    }
-    for m in memberships:
-        m.person.organisation = organisations[m.person.organisation_id]
-    cards = [
-        PersonCard(person=m.person, membership=m, open_alerts=m.open_alerts) for m in memberships
+    return [
+        PersonRow(
+            person_id=row[0],
+            organisation_id=row[1],
+            status=row[2],
+            role=row[3],
+            open_alerts=row[4],
+            name=(
+                person_name(SimpleNamespace(display_name=row[5], caregiver_context=row[6]))
+                if names
+                else ""
+            ),
+        )
+        for row in rows
     ]
-    if moods:
-        moods_fill(cards, now=now)
+
+
+def cards_of(rows: list[PersonRow], *, user, now: datetime) -> list[PersonCard]:
+    """The cards of `rows` (a page of the list), in their order, with today's mood: the people
+    with their unit and home, and the login's membership of each care team (three queries, and
+    the two of the moods)."""
+    memberships = {
+        m.person_id: m
+        for m in access.care_memberships(user)
+        .filter(person_id__in=[row.person_id for row in rows])
+        .select_related("person__unit__home")
+    }
+    # A login's few organisations, read once: joined, each was built again for every person.
+    organisations = Organisation.objects.in_bulk({row.organisation_id for row in rows})
+    cards = []
+    for row in rows:
+        membership = memberships.get(row.person_id)
+        if membership is None:  # left the care team since the rows were read
+            continue
+        membership.person.organisation = organisations[row.organisation_id]
+        cards.append(
+            PersonCard(person=membership.person, membership=membership, open_alerts=row.open_alerts)
+        )
+    moods_fill(cards, now=now)
     return cards
 
 

@@ -127,30 +127,35 @@ def people(request: HttpRequest) -> HttpResponse:
     except params.BadParameter as bad:
         return bad.response()
     now = timezone.now()
-    everyone = selectors.people_for_user(user=request.user, now=now, unit=wanted.unit, moods=False)
+    # Everyone as rows (no profile decrypted but for a search's names): a care group's admin
+    # is in thousands of care teams, and only a page of them is shown.
+    everyone = selectors.people_rows_for_user(
+        user=request.user, unit=wanted.unit, names=bool(wanted.query)
+    )
     # What needs a person leads: people with an alert not resolved first (an urgent one, the
     # longest waiting first); the rest as before, most recently active first. It covers
     # everyone, whatever the search: an alert is never hidden by a filter. A unit limits it to
     # the unit's people, and the page counts the urgent alerts outside it (unit_choices).
     needs = shift.needs_a_person(
-        user=request.user, now=now, people=[card.person for card in everyone]
+        user=request.user,
+        now=now,
+        person_ids=selectors.people_ids_for_user(user=request.user, unit=wanted.unit),
     )
     lead = shift.lead_order(needs)
-    everyone.sort(key=lambda card: lead.get(card.person.id, (True, True, float("inf"))))
-    cards, hidden = people_filter.apply(
-        everyone, wanted, person=lambda card: card.person, name=lambda card: card.name
+    everyone.sort(key=lambda row: lead.get(row.person_id, (True, True, float("inf"))))
+    rows, hidden = people_filter.apply(
+        everyone, wanted, person=lambda row: row, name=lambda row: row.name
     )
-    # A page of cards: a care group's admin is in thousands of care teams. The order, the
-    # search and the count cover everyone; today's mood is read for the page's people only.
-    total = len(cards)
-    cards = cards[(page - 1) * PEOPLE_PAGE : page * PEOPLE_PAGE]
-    selectors.moods_fill(cards, now=now)
+    # A page of cards. The order, the search and the count cover everyone; the people, their
+    # teams and today's mood are read for the page's people only.
+    total = len(rows)
+    cards = selectors.cards_of(
+        rows[(page - 1) * PEOPLE_PAGE : page * PEOPLE_PAGE], user=request.user, now=now
+    )
     organisations = organisations_of(request.user)
     # The organisations whose care teams the login admins (false alarms, inviting): from the
     # cards, or, when a unit hides some, asked of the database.
-    admin_of = {
-        card.person.organisation_id for card in everyone if card.membership.role == CareRole.ADMIN
-    }
+    admin_of = {row.organisation_id for row in everyone if row.role == CareRole.ADMIN}
     if wanted.unit is not None:
         admin_of = set(
             care_memberships(request.user)
@@ -198,7 +203,7 @@ def people(request: HttpRequest) -> HttpResponse:
     # search typed into the page (a part of it), repeat what the page load disclosed and
     # recorded, and are not written again.
     since = poll_since(request) or part_since(request)
-    shown = {card.person.organisation_id for card in everyone}
+    shown = {row.organisation_id for row in everyone}
     if shown and not (
         since and recorded_since(request.user, since, action=AuditAction.VIEW_PEOPLE)
     ):

@@ -4,7 +4,8 @@ have no person yet (an anonymous session's); those nobody has yet first, then th
 urgent before the rest; the longest waiting first; with how long each has waited and who has it
 since when. Then what was resolved this shift (the last SHIFT_HOURS), with its outcome.
 
-Two queries whatever the number of people: the alerts not resolved, and those resolved lately.
+Two queries whatever the number of people: the alerts not resolved, and those resolved lately
+(three when only the people's ids are given: the people with such an alert are then read).
 Names of people are read in Python (encrypted); caregivers' names are their logins' names.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 
 from dashboard import access, selectors, words
@@ -124,12 +125,21 @@ def _no_person_yet(user) -> Q:
     )
 
 
-def needs_a_person(*, user, now: datetime, people: list[Person] | None = None) -> NeedsAPerson:
+def needs_a_person(
+    *,
+    user,
+    now: datetime,
+    people: list[Person] | None = None,
+    person_ids: QuerySet | None = None,
+) -> NeedsAPerson:
     """The alerts about the login's people that are not resolved, and those resolved this
-    shift. `people`: the login's people when the caller has read them already (one query less)."""
-    if people is None:
+    shift. `people`: the login's people when the caller has read them already (one query less);
+    `person_ids`: a subquery of their ids when it has not (a care group's thousands): then only
+    the people with such an alert are read (one query more)."""
+    if people is None and person_ids is None:
         people = [m.person for m in access.care_memberships(user).select_related("person")]
-    people = {person.id: person for person in people}
+    known = {person.id: person for person in people} if people is not None else None
+    allowed = list(known) if known is not None else person_ids
     fields = (
         "id",
         "person_id",
@@ -144,28 +154,26 @@ def needs_a_person(*, user, now: datetime, people: list[Person] | None = None) -
         "session__organisation__slug",
         *_PEOPLE,
     )
-    mine = Q(person_id__in=list(people)) | _no_person_yet(user)
-    open_rows = [
-        _row(row, people)
-        for row in Alert.objects.filter(mine, status__in=selectors.NOT_ACKNOWLEDGED).values(
-            *fields
-        )  # idx_alerts_person_created; the alerts with no person are few
-    ]
+    mine = Q(person_id__in=allowed) | _no_person_yet(user)
+    open_found = list(
+        Alert.objects.filter(mine, status__in=selectors.NOT_ACKNOWLEDGED).values(*fields)
+    )  # idx_alerts_person_created; the alerts with no person are few
+    resolved_found = list(
+        Alert.objects.filter(
+            mine, status=Alert.Status.RESOLVED, resolved_at__gte=now - timedelta(hours=SHIFT_HOURS)
+        ).values(*fields)  # idx_alerts_person_resolved
+    )
+    if known is None:
+        known = Person.objects.in_bulk(
+            {row["person_id"] for row in open_found + resolved_found if row["person_id"]}
+        )
+    open_rows = [_row(row, known) for row in open_found]
     # Nobody has it before someone has it; urgent before what can wait; the longest waiting first.
     open_rows.sort(key=lambda a: (not a.urgent, not a.waiting, a.created, a.id))
     urgent = [a for a in open_rows if a.urgent]
     others = [a for a in open_rows if not a.urgent]
     resolved = sorted(
-        (
-            _row(row, people)
-            for row in Alert.objects.filter(
-                mine,
-                status=Alert.Status.RESOLVED,
-                resolved_at__gte=now - timedelta(hours=SHIFT_HOURS),
-            ).values(*fields)  # idx_alerts_person_resolved
-        ),
-        key=lambda a: a.resolved_at,
-        reverse=True,
+        (_row(row, known) for row in resolved_found), key=lambda a: a.resolved_at, reverse=True
     )
     return NeedsAPerson(
         waiting=urgent + others[:OTHERS_SHOWN],

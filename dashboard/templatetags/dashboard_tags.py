@@ -1,7 +1,10 @@
 """Template helpers of the dashboard."""
 
+from html import escape
+
 from django import template
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -74,3 +77,18 @@ def as_person(memory, subject: str) -> str:
     if getattr(memory, "source", None) != Memory.Source.CONVERSATION_EXTRACTION:
         return content
     return with_pronouns(content, subject)
+
+
+@register.simple_tag
+def options(choices, chosen) -> str:
+    """{% options people filter.raw.person %}: an <option> per (value, label), `chosen` selected.
+    Written in one pass with the standard library's escaping: a care group's audit offers
+    thousands of people, and a template loop (or format_html per option) writing them was a
+    third of the page's time."""
+    return mark_safe(
+        "".join(
+            f'<option value="{escape(str(value))}"{" selected" if value == chosen else ""}>'
+            f"{escape(str(label))}</option>"
+            for value, label in choices
+        )
+    )

@@ -70,7 +70,7 @@ def test_an_unexpected_error_gets_the_dashboards_500_and_is_still_raised_to_test
     def broken(**kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(views.selectors, "people_for_user", broken)
+    monkeypatch.setattr(views.selectors, "people_rows_for_user", broken)
     with pytest.raises(RuntimeError):  # the test client re-raises what Django would log
         alice_client.get(reverse("dashboard:people"))
     alice_client.raise_request_exception = False

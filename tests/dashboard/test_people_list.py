@@ -137,3 +137,32 @@ def test_with_no_name_searched_no_name_is_worked_out():
         name=no_name,
     )
     assert (kept, hidden) == ([people[0]], 1)
+
+
+def test_only_the_pages_people_are_read_whole(carol_client, monkeypatch):
+    # A care group's admin is in thousands of care teams: the list orders, filters and counts
+    # them from a few columns, and reads (and decrypts) the people of the page alone.
+    from dashboard import views
+
+    monkeypatch.setattr(views, "PEOPLE_PAGE", 2)
+    carol = CareTeamMembership.objects.filter(user__username="carol").first().user
+    for n in range(6):
+        person = make_person(f"Resident {n}")
+        CareTeamMembership.objects.create(user=carol, person=person, role=CareRole.STAFF)
+    built = []
+    original = Person.from_db.__func__
+
+    def counting(cls, db, field_names, values):
+        instance = original(cls, db, field_names, values)
+        built.append(instance.pk)
+        return instance
+
+    monkeypatch.setattr(Person, "from_db", classmethod(counting))
+    content = carol_client.get(reverse("dashboard:people"), {"show": "all"}).content.decode()
+    assert "People 1 to 2 of 9." in content
+    assert len(set(built)) == 2
+    # A search reads every name (decrypted in Python), still not every person.
+    built.clear()
+    content = carol_client.get(reverse("dashboard:people"), {"q": "resident"}).content.decode()
+    assert "6 people whose name has “resident”" in content
+    assert len(set(built)) == 2

@@ -6,7 +6,7 @@ import time_machine
 from django.utils import timezone
 
 from dashboard import words
-from dashboard.templatetags.dashboard_tags import when
+from dashboard.templatetags.dashboard_tags import options, when
 
 
 def test_times_says_once_twice_and_about_for_averages():
@@ -68,4 +68,12 @@ def test_a_stretch_of_days_says_its_unit_and_its_conversations():
     )
     assert words.stretch_sentence(Stretch(None, 0, 0), label="The 7 days before") == (
         "The 7 days before: no conversations."
+    )
+
+
+def test_options_are_escaped_and_the_chosen_one_selected():
+    written = options([("a1", 'Zoë <b>"Bee"</b> & Co'), ("b2", "Arthur")], "b2")
+    assert written == (
+        '<option value="a1">Zoë &lt;b&gt;&quot;Bee&quot;&lt;/b&gt; &amp; Co</option>'
+        '<option value="b2" selected>Arthur</option>'
     )
