@@ -2,9 +2,13 @@
 append-only pages, the organisation scope of staff logins, and the audit of every page that shows
 a person's data."""
 
+import json
+
 from django.contrib import admin
+from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.urls import reverse
@@ -166,6 +170,47 @@ class OrganisationScopedAdmin:
         if not hasattr(request, "_clara_organisation_ids"):
             request._clara_organisation_ids = tenancy.user_organisation_ids(request.user)
         return request._clara_organisation_ids
+
+    # The admin's own history (django_admin_log, "Recent actions") names each row it logs as the
+    # row's str(): a person's name, a story's title, in plaintext. For a row that holds a
+    # person's data it is named by its kind and id instead (the history still links to it).
+    def log_addition(self, request, obj, message):
+        return self._logged(request, [obj], ADDITION, message) or super().log_addition(
+            request, obj, message
+        )
+
+    def log_change(self, request, obj, message):
+        return self._logged(request, [obj], CHANGE, message) or super().log_change(
+            request, obj, message
+        )
+
+    def log_deletions(self, request, queryset):
+        return self._logged(request, list(queryset), DELETION) or super().log_deletions(
+            request, queryset
+        )
+
+    def _logged(self, request, objs, action_flag, message="") -> LogEntry | list | None:
+        """The log entries of `objs` named without their text, or None for a model that holds
+        no person's data (Django's own naming then)."""
+        if not holds_person_data(self.model):
+            return None
+        if isinstance(message, list):
+            message = json.dumps(message)
+        entries = [
+            LogEntry(
+                user_id=request.user.pk,
+                content_type_id=ContentType.objects.get_for_model(obj, for_concrete_model=False).pk,
+                object_id=str(obj.pk),
+                object_repr=f"{obj._meta.verbose_name} {obj.pk}"[:200],
+                action_flag=action_flag,
+                change_message=message,
+            )
+            for obj in objs
+        ]
+        if action_flag != DELETION and len(entries) == 1:
+            entries[0].save()
+            return entries[0]
+        return LogEntry.objects.bulk_create(entries) if entries else []
 
     def get_queryset(self, request):
         return organisation_scope(

@@ -151,6 +151,28 @@ def test_operator_edits_a_person(admin_client, data):
     assert person.caregiver_context == {"preferredName": "Peggy", "avoidTopics": ["hospitals"]}
 
 
+def test_the_admins_history_never_names_the_person(admin_client, data):
+    # django_admin_log is plaintext: an edit of a person is logged by kind and id, never by name
+    # (invariant 7); the history page still lists it, linked to the person.
+    from django.contrib.admin.models import LogEntry
+
+    person = Person.objects.get()
+    admin_client.post(
+        _url(Person, "change", person.pk),
+        {"display_name": "Grandma Peggy", "status": "active", "caregiver_context": "{}"},
+    )
+    entry = LogEntry.objects.get()
+    assert entry.object_repr == f"person {person.pk}"
+    assert entry.object_id == str(person.pk) and entry.get_admin_url() == _url(
+        Person, "change", person.pk
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT object_repr, change_message FROM django_admin_log")
+        assert "Peggy" not in repr(cursor.fetchall())
+    history = admin_client.get(_url(Person, "history", person.pk)).content.decode()
+    assert "Grandma Peggy" not in history.split("<table")[-1] and "Changed" in history
+
+
 def test_session_page_shows_the_latest_messages_read_only(admin_client, db):
     session = _talk(exchanges=30)  # 60 messages
     response = admin_client.get(_url(Session, "change", session.pk))
