@@ -59,14 +59,6 @@ def test_english_urgent_moments_are_recognised_with_their_reason(message, reason
         "I'm dying for a cup of tea",
         "Can you help me find my glasses?",
         "the kettle's boiling, shall we have a brew",
-        pytest.param(
-            "It's pouring down out there",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a known false alarm of the readers (issue 28): talk of heavy rain reads "
-                "as water coming in (danger at home 0.73 against its bar of 0.7)",
-            ),
-        ),
         "What day is it today?",
         "I like the garden",
     ],
