@@ -1410,12 +1410,6 @@ def memories_by_type(*, person: Person, short_name: str) -> list[MemoryGroup]:
     return [group for group in groups.values() if group.memories]
 
 
-def memories_of_type(*, person: Person, memory_type: str) -> list:
-    from memory.facts import store
-
-    return store.memory_list_for_person(person.id, type=memory_type)
-
-
 def memory_of_person(*, person: Person, memory_id: uuid.UUID):
     """The person's live memory with this id, or None (another person's is not theirs)."""
     from memory.models import Memory

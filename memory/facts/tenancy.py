@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from memory.conversations import tenancy
 from memory.conversations.tenancy import Caller
 from memory.core.errors import NotFound
-from memory.facts.models import Memory
 from memory.facts.namespaces import PERSON_ROOT, SEP
 
 ORG_ROOT = "org"
@@ -90,17 +89,3 @@ def scopes(caller: Caller, prefix: Sequence[str], *, field: str = "prefix") -> t
         _, people = scopes(caller, (PERSON_ROOT,))
         return (), sorted([own, *people])
     return (ORG_ROOT, str(caller.organisation_id), *prefix), [own]
-
-
-def memory_is_callers(caller: Caller, memory: Memory) -> bool:
-    """Whether a stored memory is in one of the caller's namespaces."""
-    parts = memory.namespace_tuple
-    if parts[0] == ORG_ROOT:
-        return len(parts) >= 2 and parts[1] == str(caller.organisation_id)
-    if parts[0] == PERSON_ROOT and len(parts) >= 2:
-        try:
-            tenancy.person_check(caller, _person_id(parts[1], "namespace"))
-        except NotFound:
-            return False
-        return True
-    return False

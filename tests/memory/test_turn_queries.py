@@ -1,0 +1,71 @@
+"""The per-turn path's SQL: `/context` and `/exchanges` read and write a fixed number of
+statements, however long the session and however many sessions came before (the database's
+share of a turn; bench/memory_bench.py times it). A change that adds a statement to the turn
+changes the counts here, on purpose."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.memory.test_api_contract import SESSIONS, new_id
+
+pytestmark = pytest.mark.django_db
+
+LINES = [
+    "Where am I?",
+    "When is Sarah coming to see me?",
+    "I had a lovely walk in the garden with the dog",
+    "What day is it today?",
+    "My husband used to grow tomatoes in the greenhouse",
+]
+
+
+def _turn(api, session_id: str, message: str) -> tuple[int, int]:
+    """(statements of /context, statements of /exchanges) for one turn."""
+    with CaptureQueriesContext(connection) as read:
+        response = api.post(f"{SESSIONS}/{session_id}/context", {"message": message})
+    assert response.status_code == 200, response.content
+    with CaptureQueriesContext(connection) as write:
+        response = api.post(
+            f"{SESSIONS}/{session_id}/exchanges",
+            {"user_message": message, "assistant_message": "That sounds lovely, tell me more."},
+        )
+    assert response.status_code == 201, response.content
+    return len(read.captured_queries), len(write.captured_queries)
+
+
+def _session(api, user_id: str) -> str:
+    sid = new_id()
+    response = api.post(SESSIONS, {"session_id": sid, "user_id": user_id, "display_name": "Nana"})
+    assert response.status_code == 201, response.content
+    return sid
+
+
+def _counts(api, session_id: str) -> dict[str, tuple[int, int]]:
+    """Each line's statements, said once more (every line a repeat by then: a repeat reads its
+    stories, so the kind of message changes the count, the length of the history must not)."""
+    return {line: _turn(api, session_id, line) for line in LINES}
+
+
+def test_a_turn_reads_and_writes_the_same_statements_however_long_the_history(api):
+    user_id = new_id()
+    first = _session(api, user_id)
+    for line in LINES * 2:  # warm: the person, the key and the session are known
+        _turn(api, first, line)
+    early = _counts(api, first)
+    for n in range(30):  # a long session, then a second one of the same person
+        _turn(api, first, f"{LINES[n % len(LINES)]} ({n})")
+    later = _counts(api, first)
+    second = _session(api, user_id)
+    for line in LINES * 2:
+        _turn(api, second, line)
+    other_session = _counts(api, second)
+
+    assert early == later == other_session, (early, later, other_session)
+    assert max(context for context, _ in early.values()) <= CONTEXT_STATEMENTS, early
+    assert max(exchange for _, exchange in early.values()) <= EXCHANGE_STATEMENTS, early
+
+
+# Today's most (SQLite and PostgreSQL alike): a turn that needs more is a change to look at.
+CONTEXT_STATEMENTS = 13
+EXCHANGE_STATEMENTS = 11
