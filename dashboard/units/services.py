@@ -10,7 +10,9 @@ login), and survives every move. The access check (dashboard.access) reads care 
 is unchanged, and so are the roles that act on urgent alerts (dashboard/alerting/rights.py).
 
 Only an organisation's admins change units' teams, never their own role in one (rule 8: nobody
-grants themselves a right; another admin does it). Each change is audited (EDIT_UNIT_TEAM).
+grants themselves a right; another admin does it). Each change is audited (EDIT_UNIT_TEAM). No
+change here leaves a person who had a care-team admin without one (a move, a login taken off a
+unit's team, a unit's admin made staff): it is refused, as a member's own change is.
 """
 
 import uuid
@@ -24,6 +26,10 @@ from memory.models import OrganisationMembership, Person, Unit
 
 # A unit's team takes staff and team admins; family belong to one person's care team.
 UNIT_ROLES = (CareRole.STAFF, CareRole.ADMIN)
+_LAST_ADMIN = (
+    "That would leave someone in the unit with nobody to run their care team: give the unit "
+    "another team admin, or make someone in their care team admin first."
+)
 
 
 class NotAllowed(Exception):
@@ -61,15 +67,41 @@ def _grant(*, unit_id: uuid.UUID, person_ids=None, teams=None) -> None:
     )
 
 
+def _admins_of(person_ids) -> set:
+    """Which of these people have a care-team admin."""
+    return set(
+        CareTeamMembership.objects.filter(
+            person_id__in=person_ids, role=CareRole.ADMIN
+        ).values_list("person_id", flat=True)
+    )
+
+
+def _keep_an_admin(person_ids, had_admin: set, field: str, message: str) -> None:
+    """NotAllowed (the change's transaction then rolls back) when someone who had a care-team
+    admin before it has none after: as a member's own change never takes a team's last admin
+    (dashboard.services), a unit's change does not either."""
+    if had_admin - _admins_of(person_ids):
+        raise NotAllowed(field, message)
+
+
 def on_person_moved(sender, event: PersonMoved, **kwargs) -> None:
     """A person moved: what their old unit gave goes, what their new unit gives comes (in the
-    move's transaction)."""
+    move's transaction). Refused (NotAllowed) when it would leave their care team without an
+    admin."""
+    had_admin = _admins_of([event.person_id])
     if event.from_unit_id is not None:
         CareTeamMembership.objects.filter(
             person_id=event.person_id, granted_by_unit_id=event.from_unit_id
         ).delete()
     if event.to_unit_id is not None:
         _grant(unit_id=event.to_unit_id, person_ids=[event.person_id])
+    _keep_an_admin(
+        [event.person_id],
+        had_admin,
+        "unit",
+        "That move would leave nobody to run their care team: give the unit a team admin, or "
+        "make someone in their care team admin first.",
+    )
 
 
 def unit_team_set(
@@ -91,6 +123,8 @@ def unit_team_set(
     ).exists():
         raise NotAllowed("login", "Choose someone with a login in this organisation.")
     with transaction.atomic():
+        people = list(Person.objects.filter(unit_id=unit.pk).values_list("pk", flat=True))
+        had_admin = _admins_of(people)
         team, _ = UnitTeamMembership.objects.update_or_create(
             unit=unit,
             user=user,
@@ -100,6 +134,7 @@ def unit_team_set(
             role=role, can_see_transcripts=can_see_transcripts
         )
         _grant(unit_id=unit.pk, teams=[team])
+        _keep_an_admin(people, had_admin, "role", _LAST_ADMIN)
         audit_record(
             user=by,
             person_id=None,
@@ -114,10 +149,13 @@ def unit_team_remove(*, team: UnitTeamMembership, by) -> None:
     """Take a login out of the unit's team, and out of every care team the unit gave it (never
     one given to a person alone). Audited (EDIT_UNIT_TEAM)."""
     with transaction.atomic():
+        people = list(Person.objects.filter(unit_id=team.unit_id).values_list("pk", flat=True))
+        had_admin = _admins_of(people)
         CareTeamMembership.objects.filter(
             granted_by_unit_id=team.unit_id, user_id=team.user_id
         ).delete()
         team.delete()
+        _keep_an_admin(people, had_admin, "team", _LAST_ADMIN)
         audit_record(
             user=by,
             person_id=None,

@@ -12,7 +12,13 @@ import pytest
 from django.urls import reverse
 
 from dashboard import services as team_services
-from dashboard.models import AuditAction, AuditEvent, CareRole, CareTeamMembership
+from dashboard.models import (
+    AuditAction,
+    AuditEvent,
+    CareRole,
+    CareTeamMembership,
+    UnitTeamMembership,
+)
 from dashboard.units import services as units
 from memory.conversations import homes, tenancy
 from memory.models import Home, Person, Unit
@@ -133,8 +139,67 @@ def test_changing_the_unit_role_changes_what_the_unit_gave_and_removing_it_takes
         unit=wing_a, user=nurse, role=CareRole.ADMIN, can_see_transcripts=True, by=admin
     )
     assert (_row(nurse, peggy).role, _row(nurse, peggy).can_see_transcripts) == ("admin", True)
+    CareTeamMembership.objects.create(user=admin, person=peggy, role=CareRole.ADMIN)
     units.unit_team_remove(team=team, by=admin)
     assert _row(nurse, peggy) is None
+
+
+def test_no_unit_change_leaves_someone_without_a_care_team_admin(org, wing_a, wing_b, admin, nurse):
+    # As a member's own change never takes a team's last admin, neither does a unit's: the
+    # change is refused whole (nothing moved, nothing taken away) until someone else is admin.
+    peggy = _in(make_person("Nana"), wing_a)
+    team = units.unit_team_set(
+        unit=wing_a, user=nurse, role=CareRole.ADMIN, can_see_transcripts=True, by=admin
+    )
+    team_id = team.pk  # a refused removal still clears the instance's pk
+    for change, field in (
+        (lambda: homes.person_move(person=peggy, unit=wing_b), "unit"),
+        (lambda: homes.person_move(person=peggy, unit=None), "unit"),
+        (
+            lambda: units.unit_team_remove(
+                team=UnitTeamMembership.objects.get(pk=team_id), by=admin
+            ),
+            "team",
+        ),
+        (
+            lambda: units.unit_team_set(
+                unit=wing_a, user=nurse, role=CareRole.STAFF, can_see_transcripts=True, by=admin
+            ),
+            "role",
+        ),
+    ):
+        with pytest.raises(units.NotAllowed) as refused:
+            change()
+        assert refused.value.field == field
+        peggy.refresh_from_db()
+        assert peggy.unit_id == wing_a.pk
+        assert _row(nurse, peggy).role == CareRole.ADMIN
+        assert UnitTeamMembership.objects.get(pk=team_id).role == CareRole.ADMIN
+    # With a team admin in the new unit, the move goes through, and the new unit's admin runs it.
+    units.unit_team_set(
+        unit=wing_b,
+        user=admin,
+        role=CareRole.ADMIN,
+        can_see_transcripts=False,
+        by=login("sam", org, admin=True),
+    )
+    homes.person_move(person=peggy, unit=wing_b)
+    assert _row(nurse, peggy) is None and _row(admin, peggy).role == CareRole.ADMIN
+
+
+def test_the_page_says_why_a_move_is_refused(wing_a, wing_b, admin, nurse):
+    peggy = _in(make_person("Nana"), wing_a)
+    units.unit_team_set(
+        unit=wing_a, user=nurse, role=CareRole.ADMIN, can_see_transcripts=True, by=admin
+    )
+    response = client_for(admin).post(
+        reverse("dashboard:organisation_homes", args=[wing_a.home.organisation.slug]),
+        {"action": "move", "person": str(peggy.pk), "unit": str(wing_b.pk)},
+    )
+    assert response.status_code == 400
+    assert "nobody to run their care team" in response.content.decode()
+    peggy.refresh_from_db()
+    assert peggy.unit_id == wing_a.pk
 
 
 def test_a_row_changed_for_one_person_becomes_theirs_and_survives_a_move(
