@@ -23,7 +23,7 @@ from memory.conversations.models import (
 from memory.core import spreadsheet
 from memory.core.errors import NotFound
 from memory.facts import store
-from memory.facts.models import Memory, PersonNotes
+from memory.facts.models import Commitment, Memory, PersonNotes
 from memory.insights.models import Alert, PersonTrend, RollingSummary, SummarySpine
 
 
@@ -119,6 +119,31 @@ def person_export(person_id: uuid.UUID) -> dict[str, Any]:
         "notes": [
             {"persona": n.persona, "fields": n.fields}
             for n in PersonNotes.objects.filter(person_id=person_id)
+        ],
+        # The stories caregivers wrote about the person's own life (the shared library's are
+        # no one's), and what Clara undertook to do with them.
+        "stories": [
+            {
+                "id": n.id,
+                "title": n.title,
+                "text": n.text,
+                "category": n.category,
+                "active": n.active,
+                "created_at": _iso(n.created_at),
+                "updated_at": _iso(n.updated_at),
+            }
+            for n in Narrative.objects.filter(person_id=person_id).order_by("created_at")
+        ],
+        "commitments": [
+            {
+                "kind": c.kind,
+                "text": c.text,
+                "status": c.status,
+                "due_at": _iso(c.due_at),
+                "created_at": _iso(c.created_at),
+                "closed_at": _iso(c.closed_at),
+            }
+            for c in Commitment.objects.filter(person_id=person_id).order_by("created_at")
         ],
         "rolling_summaries": [
             {"persona": r.persona, "text": r.text, "updated_at": _iso(r.updated_at)}

@@ -321,6 +321,35 @@ def test_export_holds_memories_and_conversations(person):
     assert "Her son is Tom" in csv_text
 
 
+def test_export_holds_the_persons_own_stories_and_commitments_not_the_library(person):
+    from memory.models import Commitment, Narrative
+
+    Narrative.objects.create(
+        title="The wedding at Llandudno",
+        text="Margaret married Tom at the chapel by the sea in 1961.",
+        category=Narrative.Category.REMINISCENCE,
+        person=person,
+    )
+    Narrative.objects.create(
+        title="A walk by the river",
+        text="The river is calm today.",
+        category=Narrative.Category.CALMING_STORY,
+    )
+    Commitment.objects.create(
+        person=person,
+        kind=Commitment.Kind.PLAN,
+        text="Ring Tom on Sunday",
+        created_at=timezone.now(),
+    )
+    data = privacy.person_export(person.id)
+    assert [(s["title"], s["text"]) for s in data["stories"]] == [
+        ("The wedding at Llandudno", "Margaret married Tom at the chapel by the sea in 1961.")
+    ]
+    assert [(c["kind"], c["text"], c["status"]) for c in data["commitments"]] == [
+        ("plan", "Ring Tom on Sunday", "open")
+    ]
+
+
 def _rows_referring_to(person_id: uuid.UUID) -> dict[str, int]:
     """Every row of every table with a foreign key to people, plus any text holding the id."""
     found = {}
