@@ -24,8 +24,9 @@ the period (about 4,000 rows a day).
 Then, in-process through Django's test client (middleware, session, login, access check and its
 audit insert, selectors, templates), alternating the pages round by round, `--runs` times each
 after a warm-up: the people list as an organisation admin (2,000 people) and as care staff (40),
-the shift view of a care-staff login whose care team is 40 people, the page of a person with a
-heavy history, the organisation's alerts and its audit log. Before measuring, the 40 people of that
+the shift view of a care-staff login whose care team is 40 people, the admin's people list and
+shift view limited to that care team's unit (`?unit=`), the page of a person with a heavy
+history, the organisation's alerts and its audit log. Before measuring, the 40 people of that
 care team get a conversation in the last two hours (so the shift view's "upset now" has readings to
 find on a database built days ago). Prints median, p95, CPU, SQL queries and size per page, and the
 load average. The target: p95 ≤ 300 ms.
@@ -83,8 +84,10 @@ def setup(database_url: str | None, *, people: int, days: int) -> None:
 
 
 # --- Units -----------------------------------------------------------------------------------
-# Person i lives in unit i // UNIT_SIZE. When Person.unit exists (issue 34 item 4, another
-# branch), set it where the people are made (`_person`) and add the `?unit=` pages in `targets()`.
+# Person i lives in unit i // UNIT_SIZE: the care team of care-staff logins is one unit's people.
+# Built databases carry no Person.unit (the builder writes people without one); before measuring,
+# the measured care team's 40 people are put in one unit of one home (`unit_of_team`), so the
+# `?unit=` pages have a unit to show.
 
 
 def unit_of(index: int) -> int:
@@ -483,10 +486,19 @@ def refresh_recent(*, people: list) -> None:
     log(f"recent conversations for {len(stale)} of {len(people)} people")
 
 
-def targets(*, organisation, staff_user, heavy) -> list[tuple[str, str, str, dict]]:
-    """(name, login, url, headers) of each page measured. The unit pages go here too, e.g.
-    ("people list, one unit (admin)", "admin", people + f"?unit={UNIT}", {}) and
-    ("shift view, one unit (admin)", "admin", home + f"?unit={UNIT}", {})."""
+def unit_of_team(*, organisation, team: list):
+    """The unit the care team's people live in (made, and the people put in it, if need be)."""
+    from memory import models as m
+
+    home, _ = m.Home.objects.get_or_create(organisation=organisation, name="Bench House")
+    unit, _ = m.Unit.objects.get_or_create(home=home, name="Wing 00")
+    m.Person.objects.filter(pk__in=[person.pk for person in team]).update(unit=unit)
+    return unit
+
+
+def targets(*, organisation, staff_user, heavy, unit) -> list[tuple[str, str, str, dict]]:
+    """(name, login, url, headers) of each page measured. The admin's unit pages are asked for
+    in a login session of their own ("admin-unit"): a unit chosen is remembered per session."""
     from django.urls import reverse
 
     people = reverse("dashboard:people")
@@ -494,6 +506,8 @@ def targets(*, organisation, staff_user, heavy) -> list[tuple[str, str, str, dic
     slug = organisation.slug
     return [
         ("people list, organisation admin (all)", "admin", people, {}),
+        ("people list, one unit of 40 (admin)", "admin-unit", f"{people}?unit={unit.pk}", {}),
+        ("shift view, one unit of 40 (admin)", "admin-unit", f"{home}?unit={unit.pk}", {}),
         ("people list, care staff (40)", "staff", people, {}),
         ("shift view, care staff (40)", "staff", home, {}),
         ("person page, heavy history", "admin", reverse("dashboard:person", args=[heavy.pk]), {}),
@@ -568,8 +582,9 @@ def measure(*, runs: int) -> tuple[list[dict], dict]:
         "staff": staff.username,
     }
     log(f"sizes: {sizes}")
-    clients = {"admin": _client(admin), "staff": _client(staff)}
-    pages = targets(organisation=organisation, staff_user=staff, heavy=heavy)
+    unit = unit_of_team(organisation=organisation, team=team)
+    clients = {"admin": _client(admin), "admin-unit": _client(admin), "staff": _client(staff)}
+    pages = targets(organisation=organisation, staff_user=staff, heavy=heavy, unit=unit)
     results = {name: {"wall": [], "cpu": [], "queries": 0, "kb": 0.0} for name, *_ in pages}
     for name, login, url, headers in pages:  # warm-up
         response = clients[login].get(url, headers=headers)
