@@ -37,7 +37,9 @@ answer. Errors are non-2xx answers and requests that fail.
 CPU per level: the web processes (gunicorn's master and workers), the Celery worker and its pool,
 PostgreSQL's backends serving this database (not Redis: other work shares it), and this process,
 from /proc via psutil, sampled every second; as CPU seconds per second of the level (1.0 = one
-core), with the load average before and after and the machine's whole busy share.
+core), with the load average before and after and the machine's whole busy share. And the jobs
+waiting in the queue at the start and the end of each level (from /metrics): a worker that falls
+behind shows there first (the warm-up's closed loop leaves a backlog the first level works off).
 
 The per-key rate limit stays on with a limit this run cannot reach (CLARA_API_RATE_LIMIT_PER_MINUTE),
 so its cost is in the figures but it never refuses a request.
@@ -737,6 +739,25 @@ def _summary(values: list[float]) -> dict:
     }
 
 
+def jobs_waiting(base: str) -> int | None:
+    """The jobs waiting in the broker's queue, as /metrics reports them (clara_celery_queue_depth;
+    the server answers /metrics to its own machine): a worker that falls behind shows here
+    before it shows anywhere else. None when /metrics does not answer."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    found = [
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith(("clara_celery_queue_depth ", "clara_celery_queue_depth{"))
+    ]
+    return sum(found) if found else None
+
+
 async def run_levels(base: str, key: str, levels: list[int], args, groups: dict) -> list[dict]:
     """Adds people level by level (those of a level stay for the next); each level is measured
     for `duration` seconds once its newcomers have all started (one turn's time)."""
@@ -765,10 +786,12 @@ async def run_levels(base: str, key: str, levels: list[int], args, groups: dict)
         own_before = resource.getrusage(resource.RUSAGE_SELF)
         busy_before = _busy_jiffies()
         load_before = loadavg()
+        jobs_before = await asyncio.to_thread(jobs_waiting, base)
         started = time.perf_counter()
         await asyncio.sleep(args.duration)
         elapsed = time.perf_counter() - started
         rec.recording = False
+        jobs_after = await asyncio.to_thread(jobs_waiting, base)
         cpu = meter.mark()
         own_after = resource.getrusage(resource.RUSAGE_SELF)
         busy_after = _busy_jiffies()
@@ -798,6 +821,7 @@ async def run_levels(base: str, key: str, levels: list[int], args, groups: dict)
             "machine_busy": round(machine * psutil.cpu_count(), 2),
             "load_before": load_before,
             "load_after": loadavg(),
+            "jobs_waiting": [jobs_before, jobs_after],
             "steps": steps,
         }
         server = sum(result["cpu"].values())
@@ -810,7 +834,7 @@ async def run_levels(base: str, key: str, levels: list[int], args, groups: dict)
             f"{ctx['p99']} ms, /exchanges p99 {exc['p99']} ms, errors {result['errors']}, "
             f"server CPU {server:.2f} ({result['cpu']}), generator {result['generator_cpu']}, "
             f"machine busy {result['machine_busy']} of {psutil.cpu_count()}, load "
-            f"{load_before} -> {result['load_after']}"
+            f"{load_before} -> {result['load_after']}, jobs waiting {jobs_before} -> {jobs_after}"
         )
         for sample in result["error_samples"]:
             log(f"  error: {sample}")
@@ -852,8 +876,8 @@ def markdown(results: list[dict]) -> str:
     lines = [
         "| people | requests/s | `/context` p50 / p95 / p99 ms | `/exchanges` p99 ms | errors "
         "| server CPU (web + worker + database) | ms CPU / request | generator CPU | machine busy "
-        "| load before → after |",
-        "|---:|---:|---:|---:|---:|---|---:|---:|---:|---|",
+        "| load before → after | jobs waiting, start → end |",
+        "|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|",
     ]
     for r in results:
         ctx, exc = r["steps"]["context"], r["steps"]["exchange"]
@@ -862,7 +886,8 @@ def markdown(results: list[dict]) -> str:
             f"| {r['people']} | {r['requests_per_s']} | {ctx['p50']} / {ctx['p95']} / "
             f"{ctx['p99']} | {exc['p99']} | {r['errors']} | {r['server_cpu']:.2f} ({parts}) "
             f"| {r['server_cpu_ms_per_request']} | {r['generator_cpu']:.3f} "
-            f"| {r['machine_busy']} | {r['load_before']} → {r['load_after']} |"
+            f"| {r['machine_busy']} | {r['load_before']} → {r['load_after']} "
+            f"| {' → '.join(str(n) for n in r.get('jobs_waiting', []))} |"
         )
     return "\n".join(lines)
 

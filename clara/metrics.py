@@ -74,9 +74,10 @@ def _filesystem_queue_depth(queue: str) -> int:
         return sum(1 for entry in entries if entry.name.endswith(suffix))
 
 
-def queue_depth() -> int | None:
-    """Messages waiting in the default Celery queue (None when the broker does not answer)."""
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+def queue_depth(queue: str | None = None) -> int | None:
+    """Messages waiting in a Celery queue, the default one unless named (None when the broker
+    does not answer)."""
+    queue = queue or settings.CELERY_TASK_DEFAULT_QUEUE
     url = settings.CELERY_BROKER_URL
     try:
         if url.startswith(("redis://", "rediss://", "unix://")):
@@ -97,19 +98,23 @@ class ScrapeCollector:
     def collect(self):
         from clara import health  # it reads the recovery log's models: not at import time
 
-        depth = queue_depth()
+        queues = (settings.CELERY_TASK_DEFAULT_QUEUE, settings.CLARA_ALERTS_QUEUE)
+        depths = {queue: queue_depth(queue) for queue in queues}
+        answered = None not in depths.values()
         up = GaugeMetricFamily(
             "clara_celery_broker_up", "Whether the Celery broker answered the queue-depth read."
         )
-        up.add_metric([], 0 if depth is None else 1)
+        up.add_metric([], 1 if answered else 0)
         yield up
-        if depth is not None:
+        if answered:
             family = GaugeMetricFamily(
                 "clara_celery_queue_depth",
-                "Jobs waiting in the Celery queue (Redis: LLEN; embedded broker: files waiting).",
+                "Jobs waiting in each Celery queue (the default one and the alerts' one; Redis: "
+                "LLEN; embedded broker: files waiting).",
                 labels=["queue"],
             )
-            family.add_metric([settings.CELERY_TASK_DEFAULT_QUEUE], depth)
+            for queue, depth in depths.items():
+                family.add_metric([queue], depth)
             yield family
         log = health.check_recovery_log()
         if log["ok"]:

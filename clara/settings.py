@@ -13,6 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
+from kombu import Queue
 
 from clara.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
@@ -325,7 +326,7 @@ else:
         "control_folder": str(EMBEDDED_BROKER_DIR / "control"),
         # How often an idle worker looks for new files (kombu's default, 1 s, also paces a
         # backlog to about one task a second per worker process).
-        "polling_interval": 0.1,
+        "polling_interval": 0.01,
     }
     # Results as files; beat's built-in daily cleanup deletes them after CELERY_RESULT_EXPIRES.
     CELERY_RESULT_BACKEND = f"file://{EMBEDDED_BROKER_DIR / 'results'}"
@@ -333,6 +334,21 @@ CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES_SECONDS", 24 * 3600)
 # The queue tasks go to and workers read: deployments (or test runs) sharing one Redis each use
 # their own, so a worker never picks up a task about another deployment's database.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
+# Telling people of an urgent moment has a queue of its own, which every worker reads beside the
+# default one (each in turn): an alert's e-mail or webhook, and the sweep that escalates alerts
+# nobody claimed, never wait behind a backlog of the turns' jobs (fact reading, summaries), which
+# under load can be thousands deep (bench/load_test.py, "jobs waiting").
+CLARA_ALERTS_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}-alerts"
+CELERY_TASK_QUEUES = [Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(CLARA_ALERTS_QUEUE)]
+CELERY_TASK_ROUTES = {
+    name: {"queue": CLARA_ALERTS_QUEUE}
+    for name in (
+        "dashboard.tasks.deliver_alert",
+        "dashboard.tasks.sweep_alerts",
+        "memory.tasks.deliver_webhook",
+        "memory.tasks.retry_due_webhooks",
+    )
+}
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

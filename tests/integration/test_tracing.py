@@ -146,7 +146,8 @@ def worker(receiver, tmp_path):
     with open(log, "w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "clara", "worker", "-l", "info",
-             "--concurrency", "1", "-Q", celery_app.conf.task_default_queue,
+             "--concurrency", "1", "-Q",
+             f"{celery_app.conf.task_default_queue},{settings.CLARA_ALERTS_QUEUE}",
              "--without-mingle", "--without-gossip", "--without-heartbeat"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -123,8 +123,10 @@ def cluster(tmp_path):
     for n in (1, 2):
         env = {**base_env, "CLARA_DATA_DIR": str(tmp_path / f"worker{n}")}
         logs.append(tmp_path / f"worker{n}.log")
-        # The shared queue, and one of the worker's own, so the test can hand each worker a task.
-        command = f"{commands['worker']} -n w{n}-{queue}@%h -Q {queue},{queue}-w{n} {worker_flags}"
+        # The shared queues (the default and the alerts'), and one of the worker's own, so the
+        # test can hand each worker a task.
+        queues = f"{queue},{queue}-alerts,{queue}-w{n}"
+        command = f"{commands['worker']} -n w{n}-{queue}@%h -Q {queues} {worker_flags}"
         processes.append(start(command, env, logs[-1]))
     with running(processes, logs):
         wait_until_ready(bases, logs[2:], processes, timeout=START_TIMEOUT, what="the instances")
