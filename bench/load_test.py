@@ -39,7 +39,7 @@ PostgreSQL's backends serving this database (not Redis: other work shares it), a
 from /proc via psutil, sampled every second; as CPU seconds per second of the level (1.0 = one
 core), with the load average before and after and the machine's whole busy share. And the jobs
 waiting in the queue at the start and the end of each level (from /metrics): a worker that falls
-behind shows there first (the warm-up's closed loop leaves a backlog the first level works off).
+behind shows there first. The warm-up's jobs are waited for (up to 3 min) before the first level.
 
 The per-key rate limit stays on with a limit this run cannot reach (CLARA_API_RATE_LIMIT_PER_MINUTE),
 so its cost is in the figures but it never refuses a request.
@@ -758,6 +758,17 @@ def jobs_waiting(base: str) -> int | None:
     return sum(found) if found else None
 
 
+def drain(base: str, *, seconds: float) -> None:
+    """Wait (up to `seconds`) for the jobs the warm-up's closed loop queued, so the first level
+    does not work them off: its worker CPU and its "jobs waiting" are then its own."""
+    deadline = time.monotonic() + seconds
+    waiting = jobs_waiting(base)
+    while waiting and time.monotonic() < deadline:
+        time.sleep(1)
+        waiting = jobs_waiting(base)
+    log(f"jobs the warm-up queued still waiting: {waiting}")
+
+
 async def run_levels(base: str, key: str, levels: list[int], args, groups: dict) -> list[dict]:
     """Adds people level by level (those of a level stay for the next); each level is measured
     for `duration` seconds once its newcomers have all started (one turn's time)."""
@@ -971,6 +982,7 @@ def main() -> None:
     log(f"pace: {Options(args)}")
     try:
         asyncio.run(warm_up(base, key, 10))
+        drain(base, seconds=180)
         results = asyncio.run(run_levels(base, key, levels, args, groups))
     finally:
         if deployment is not None:

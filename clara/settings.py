@@ -317,6 +317,9 @@ else:
     for _folder in ("queue", "processed", "results", "control"):
         (EMBEDDED_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    # kombu's filesystem transport, with messages that appear in the queue whole (a worker that
+    # read one half-written stopped): clara/embedded_broker.py.
+    CELERY_BROKER_TRANSPORT = "clara.embedded_broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(EMBEDDED_BROKER_DIR / "queue"),
         "data_folder_out": str(EMBEDDED_BROKER_DIR / "queue"),

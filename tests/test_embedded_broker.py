@@ -1,0 +1,62 @@
+"""The embedded broker (clara/embedded_broker.py): a worker never reads a message half-written."""
+
+import threading
+from queue import Empty
+
+from kombu import Connection
+
+from clara import embedded_broker
+
+
+def _connection(folder) -> Connection:
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "store_processed": False,
+        "control_folder": str(folder / "control"),
+    }
+    return Connection(
+        "filesystem://", transport=embedded_broker.Transport, transport_options=options
+    )
+
+
+def test_a_message_is_renamed_into_the_queue_whole(tmp_path):
+    with _connection(tmp_path) as connection:
+        channel = connection.default_channel
+        channel._put("jobs", {"body": "x" * 10_000})
+        names = [p.name for p in tmp_path.iterdir() if p.is_file()]
+        assert len(names) == 1 and names[0].endswith(".jobs.msg"), names  # nothing left aside
+        assert channel._get("jobs") == {"body": "x" * 10_000}
+
+
+def test_a_reader_racing_the_writer_gets_every_message_whole(tmp_path):
+    # A worker polling while the web writes: with kombu's own write (the file created, then
+    # written) the reader could take an empty file and stop on a JSONDecodeError.
+    count = 300
+    got, failures = [], []
+    with _connection(tmp_path) as writer_connection, _connection(tmp_path) as reader_connection:
+        writer, reader = writer_connection.default_channel, reader_connection.default_channel
+        done = threading.Event()
+
+        def read():
+            while len(got) < count and not (done.is_set() and not _any(tmp_path)):
+                try:
+                    got.append(reader._get("jobs"))
+                except Empty:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - what the worker would die of
+                    failures.append(exc)
+                    return
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        for n in range(count):
+            writer._put("jobs", {"n": n, "body": "y" * 50_000})
+        done.set()
+        thread.join(timeout=60)
+    assert not failures, failures[:1]
+    assert sorted(message["n"] for message in got) == list(range(count))
+
+
+def _any(folder) -> bool:
+    return any(p.name.endswith(".jobs.msg") for p in folder.iterdir())
