@@ -53,7 +53,8 @@ def warm_models() -> None:
     They load on first use: about 1.5 s of CPU (3-4 s on a busy machine), during which every
     request of this worker that met a new sentence waited on the loading lock. A worker is
     replaced every --max-requests (the Procfile: about every half hour per worker at 1,000
-    people), and at load those waits were the /context p99 (docs/benchmarks.md, "Capacity of one machine").
+    people), and at load those waits were the /context p99 (docs/benchmarks.md, "Capacity of
+    one machine").
     gunicorn runs this hook before the worker accepts connections, so the others serve meanwhile.
     """
     from memory.conversations import escalation, repeats

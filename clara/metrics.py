@@ -98,8 +98,7 @@ class ScrapeCollector:
     def collect(self):
         from clara import health  # it reads the recovery log's models: not at import time
 
-        queues = (settings.CELERY_TASK_DEFAULT_QUEUE, settings.CLARA_ALERTS_QUEUE)
-        depths = {queue: queue_depth(queue) for queue in queues}
+        depths = {queue.name: queue_depth(queue.name) for queue in settings.CELERY_TASK_QUEUES}
         answered = None not in depths.values()
         up = GaugeMetricFamily(
             "clara_celery_broker_up", "Whether the Celery broker answered the queue-depth read."

@@ -175,25 +175,23 @@ class OrganisationScopedAdmin:
     # row's str(): a person's name, a story's title, in plaintext. For a row that holds a
     # person's data it is named by its kind and id instead (the history still links to it).
     def log_addition(self, request, obj, message):
-        return self._logged(request, [obj], ADDITION, message) or super().log_addition(
-            request, obj, message
-        )
+        if not holds_person_data(self.model):
+            return super().log_addition(request, obj, message)
+        return self._log_by_kind(request, [obj], ADDITION, message)[0]
 
     def log_change(self, request, obj, message):
-        return self._logged(request, [obj], CHANGE, message) or super().log_change(
-            request, obj, message
-        )
+        if not holds_person_data(self.model):
+            return super().log_change(request, obj, message)
+        return self._log_by_kind(request, [obj], CHANGE, message)[0]
 
     def log_deletions(self, request, queryset):
-        return self._logged(request, list(queryset), DELETION) or super().log_deletions(
-            request, queryset
-        )
-
-    def _logged(self, request, objs, action_flag, message="") -> LogEntry | list | None:
-        """The log entries of `objs` named without their text, or None for a model that holds
-        no person's data (Django's own naming then)."""
         if not holds_person_data(self.model):
-            return None
+            return super().log_deletions(request, queryset)
+        return self._log_by_kind(request, list(queryset), DELETION)
+
+    @staticmethod
+    def _log_by_kind(request, objs, action_flag, message="") -> list[LogEntry]:
+        """Django's log entries of `objs`, each named "<kind> <id>" instead of its str()."""
         if isinstance(message, list):
             message = json.dumps(message)
         entries = [
@@ -207,10 +205,9 @@ class OrganisationScopedAdmin:
             )
             for obj in objs
         ]
-        if action_flag != DELETION and len(entries) == 1:
-            entries[0].save()
-            return entries[0]
-        return LogEntry.objects.bulk_create(entries) if entries else []
+        for entry in entries:
+            entry.save()
+        return entries
 
     def get_queryset(self, request):
         return organisation_scope(
