@@ -6,8 +6,9 @@ Run a worker with `celery -A clara worker -l info` and the scheduler with `celer
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 from celery.schedules import crontab
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clara.settings")
 
@@ -19,6 +20,20 @@ app.autodiscover_tasks()
 from clara.metrics import connect_celery  # noqa: E402 - after the settings module is chosen
 
 connect_celery()
+
+
+def _close_old_connections(task=None, **kwargs) -> None:
+    """Around each job, what Django does around each request: close a connection that is past
+    CONN_MAX_AGE or broken, keep the others. (Celery's own Django fixup would otherwise close
+    every connection before and after every job: a new PostgreSQL backend per job, a tenth of
+    the worker's CPU under load, bench/load_test.py. CELERY_DB_REUSE_MAX turns that off.)
+    Not for a job run eagerly inside a caller's transaction, whose connection is the caller's."""
+    if task is not None and not getattr(task.request, "is_eager", False):
+        close_old_connections()
+
+
+signals.task_prerun.connect(_close_old_connections, weak=False)
+signals.task_postrun.connect(_close_old_connections, weak=False)
 
 # The periodic tasks. Each entry runs one task on its schedule; a job that concerns every person
 # should be a task that fans out into one task per person, so that one slow person doesn't hold

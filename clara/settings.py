@@ -366,6 +366,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fixup closes the database connections before and after every job unless this
+# is set; with it, they are closed only every this many jobs, and clara/celery.py closes the
+# broken and the old (CONN_MAX_AGE) around each job as Django does around a request.
+CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000)
 # A worker's log lines carry the trace id too (clara/tracing.py), like the web's.
 CELERY_WORKER_LOG_FORMAT = (
     "[%(asctime)s: %(levelname)s/%(processName)s] trace=%(trace_id)s %(message)s"

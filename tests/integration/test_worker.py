@@ -114,6 +114,25 @@ def test_a_worker_answers_ping(worker):
     assert _result(worker, "memory.tasks.ping") == "pong"
 
 
+def _sessions_opened() -> int:
+    """How many connections PostgreSQL has accepted to the test database so far."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def test_a_worker_keeps_its_database_connection_from_job_to_job(worker):
+    # Celery's Django fixup would open a connection (a PostgreSQL backend) for every job; the
+    # worker keeps one for CONN_MAX_AGE, as a web process does (clara/celery.py).
+    if connection.vendor != "postgresql":
+        pytest.skip("counted in pg_stat_database; SQLite opens a file, not a server session")
+    _result(worker, "memory.tasks.expire_idle_sessions")  # the worker's first connection
+    before = _sessions_opened()
+    for _ in range(6):
+        _result(worker, "memory.tasks.expire_idle_sessions")
+    assert _sessions_opened() == before
+
+
 def test_a_worker_expires_an_idle_session(worker):
     idle, _ = services.session_resolve(at=timezone.now() - timedelta(hours=2))
     connection.close()  # the worker writes next; SQLite wants no reader holding on here
