@@ -114,11 +114,14 @@ def rungs(alert: Alert, *, now: datetime | None = None) -> list[Rung]:
     return [_admins_rung(alert), _on_call_rung(alert, now=now), _contact_rung(alert)]
 
 
-def rung_at(alert: Alert, level: int, *, now: datetime | None = None) -> Rung:
+def rung_at(
+    alert: Alert, level: int, *, now: datetime | None = None, ladder: list[Rung] | None = None
+) -> Rung:
     """The rung of this level (past the last: everyone who may act, the organisation's admins
-    and the contact, again)."""
+    and the contact, again). `ladder`: `rungs(alert)` if the caller has it already."""
     now = now or timezone.now()
-    ladder = rungs(alert, now=now)
+    if ladder is None:
+        ladder = rungs(alert, now=now)
     if level - 1 < len(ladder):
         return ladder[level - 1]
     everyone = Rung(label="everyone again", empty="nobody to tell")
@@ -206,9 +209,11 @@ def _climb(state: AlertEscalation, alert: Alert, *, now: datetime) -> int:
     """Up one rung, and on past rungs that reach nobody who may act; records each on the
     timeline and tells webhooks. Returns the level reached."""
     level, top = state.level, last_level(alert)
+    # Read once for the whole climb: an alert nobody may act on climbs every rung in one go.
+    ladder = rungs(alert, now=now)
     while True:
         level += 1
-        rung = rung_at(alert, level, now=now)
+        rung = rung_at(alert, level, now=now, ladder=ladder)
         _tell(alert, rung, level=level, now=now)
         delivery.step(alert, AlertStep.Kind.ESCALATED, who=_who(rung), level=level, at=now)
         delivery.emit(

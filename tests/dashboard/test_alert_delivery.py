@@ -557,3 +557,14 @@ def test_an_alert_about_a_moment_long_past_is_not_paged(team, alert, smtp_server
     later = alert.created_at + timedelta(days=2)
     assert ladder.alert_deliver(alert_id=alert.id, now=later) == []
     assert smtp_server.messages == [] and not AlertEscalation.objects.exists()
+
+
+def test_an_alert_nobody_may_act_on_climbs_every_rung_reading_the_ladder_once(
+    alert, django_assert_max_num_queries
+):
+    # No care team, nobody on call, no contact: the first delivery climbs every rung at once.
+    # The rungs are read once for the climb, not once per rung (41 statements before; under
+    # load, a third of the worker's CPU was this climb: bench/load_test.py).
+    with django_assert_max_num_queries(30):
+        ladder.alert_deliver(alert_id=alert.id)
+    assert [kind for kind, _who, _level in _steps(alert)].count("escalated") == 4
