@@ -609,6 +609,12 @@ def _vector_bytes(value, width: int) -> bytes | None:
 
 _copies: "OrderedDict[str, _ScopeCopy]" = OrderedDict()
 _copies_lock = threading.Lock()
+# Each copy's bytes as last counted (when it was last searched), and their sum: eviction runs on
+# every search, and summing a thousand people's copies each time was a tenth of a web process's
+# CPU under load (bench/load_test.py, py-spy). A copy grows only while it is searched, so it is
+# counted again each time it is.
+_counted: dict[str, int] = {}
+_counted_total = 0
 
 
 def _budget_bytes() -> int:
@@ -639,16 +645,22 @@ def _copy_for(scope: str) -> _ScopeCopy:
 def _evict(*, keep: str) -> None:
     """Least recently searched scopes out until the copies fit the budget (the one in use
     stays, however large: a search never fails for want of memory)."""
+    global _counted_total
     budget = _budget_bytes()
     with _copies_lock:
-        total = sum(c.nbytes for c in _copies.values())
-        while total > budget and len(_copies) > 1:
-            scope, oldest = next(iter(_copies.items()))
+        kept = _copies.get(keep)
+        if kept is not None:
+            now = kept.nbytes
+            _counted_total += now - _counted.get(keep, 0)
+            _counted[keep] = now
+        while _counted_total > budget and len(_copies) > 1:
+            scope = next(iter(_copies))
             if scope == keep:
                 _copies.move_to_end(scope)
                 continue
             del _copies[scope]
-            total -= oldest.nbytes
+            _counted_total -= _counted.pop(scope, 0)
+        total = _counted_total
     metrics.SEARCH_MEMORY_BYTES.set(total)
 
 
@@ -677,8 +689,11 @@ def scope_copy(scope: str) -> Iterator[_ScopeCopy]:
 
 
 def clear_cache() -> None:
+    global _counted_total
     with _copies_lock:
         _copies.clear()
+        _counted.clear()
+        _counted_total = 0
     metrics.SEARCH_MEMORY_BYTES.set(0)
 
 

@@ -117,6 +117,30 @@ def test_copies_stay_within_the_memory_budget(person, settings):
     assert 0 < stats["bytes"] <= stats["budget_bytes"]
 
 
+def test_the_count_of_bytes_held_follows_the_copies_as_they_come_and_go(person, settings):
+    # Eviction keeps a running count (summing every copy on each search was a tenth of a web
+    # process's CPU under load); it must stay the copies' own sum as they are added, searched
+    # again, written to and evicted.
+    others = [_person(f"Person {i}") for i in range(4)]
+    for other in others:
+        _put(other, "garden", "Grows roses")
+        _ids(other, "roses")
+    _put(others[0], "family", "Daughter is Ann")
+    for other in others:
+        _ids(other, "roses")
+    held = search.cache_stats()["bytes"]
+    assert search.metrics.SEARCH_MEMORY_BYTES._value.get() == held > 0
+
+    size = [_copy(other).nbytes for other in others]
+    budget = size[2] + size[3] + min(size[0], size[1]) // 2  # room for the last two searched
+    settings.CLARA_SEARCH_MEMORY_MB = budget / (1024 * 1024)
+    _ids(others[3], "roses")
+    stats = search.cache_stats()
+    assert stats["scopes"] == 2  # the two searched last; the two before were evicted
+    assert search.metrics.SEARCH_MEMORY_BYTES._value.get() == stats["bytes"]
+    assert _ids(others[0], "daughter")  # an evicted scope loads again
+
+
 def test_a_search_that_read_an_older_generation_leaves_a_newer_copy_alone(person):
     # Two searches in one process: one reads the scope's generation, another reads a newer one
     # (after a write) and brings the copy up to it first. The late one must not move the copy
