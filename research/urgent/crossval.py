@@ -177,6 +177,11 @@ def summary(space: str, positions: list[int], urgent: np.ndarray, reason: list, 
     is_urgent = np.array([bool(r["urgent"]) for r in truth])
 
     def matched(title: str, mask: np.ndarray, rate: float) -> dict:
+        out = per_bar(title, mask, rate, margin, "today's bars moved together")
+        out["one_bar"] = per_bar(title, mask, rate, urgent, "one bar for all")
+        return out
+
+    def per_bar(title: str, mask: np.ndarray, rate: float, margin: np.ndarray, how: str) -> dict:
         """Recall with every bar moved by one amount so that `rate` of the calm examples are
         flagged: comparable between readers whose probabilities are scaled differently."""
         calm = np.sort(margin[mask & ~is_urgent])[::-1]
@@ -190,7 +195,8 @@ def summary(space: str, positions: list[int], urgent: np.ndarray, reason: list, 
                 m[name] = float(hit[rm].mean())
                 parts.append(f"{name} {m[name]:.3f}")
         print(
-            f"{title} at {rate:.0%} of calm flagged: recall {m['recall']:.3f} · " + ", ".join(parts)
+            f"{title} at {rate:.0%} of calm flagged ({how}): recall {m['recall']:.3f} · "
+            + ", ".join(parts)
         )
         return m
 
