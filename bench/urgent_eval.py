@@ -239,7 +239,10 @@ def _fit_inputs(rows: list[dict]) -> tuple[dict, list]:
         phrases.search(normalise(t), prefer=s.code, languages=s.candidates)
         for t, s in zip(texts, said, strict=True)
     ]
-    key = hashlib.sha256(("|".join(texts) + heads.digest() + "v3").encode()).hexdigest()[:16]
+    # The weights themselves, not only the examples they were fitted on: a reader fitted anew
+    # on the same examples (another C) must not be read from an older reader's cache.
+    weights = hashlib.sha256(heads.HEADS.read_bytes()).hexdigest()
+    key = hashlib.sha256(("|".join(texts) + weights + "v3").encode()).hexdigest()[:16]
     cache = ROOT / "bench" / "results" / f"urgent_fit_{key}.npz"
     if cache.exists():
         return dict(np.load(cache)), hits

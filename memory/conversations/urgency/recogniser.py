@@ -41,26 +41,26 @@ MEANING = "meaning"
 # to go home" and wanting to leave; "I fell asleep" and a fall).
 THRESHOLD = {
     examples.ENGLISH_SPACE: {
-        reasons.FALL: 0.475,
-        reasons.PAIN: 0.4,
-        reasons.SELF_HARM: 0.625,
-        reasons.WANTS_TO_LEAVE: 0.8,
+        reasons.FALL: 0.575,
+        reasons.PAIN: 0.325,
+        reasons.SELF_HARM: 0.6,
+        reasons.WANTS_TO_LEAVE: 0.775,
         reasons.ASKS_FOR_HELP: 0.625,
-        reasons.SEVERE_DISTRESS: 0.65,
-        reasons.DANGER_AT_HOME: 0.7,
+        reasons.SEVERE_DISTRESS: 0.625,
+        reasons.DANGER_AT_HOME: 0.65,
     },
     examples.MULTILINGUAL_SPACE: {
         reasons.FALL: 0.575,
-        reasons.PAIN: 0.5,
+        reasons.PAIN: 0.625,
         reasons.SELF_HARM: 0.45,
-        reasons.WANTS_TO_LEAVE: 0.4,
-        reasons.ASKS_FOR_HELP: 0.575,
-        reasons.SEVERE_DISTRESS: 0.55,
-        reasons.DANGER_AT_HOME: 0.675,
+        reasons.WANTS_TO_LEAVE: 0.45,
+        reasons.ASKS_FOR_HELP: 0.825,
+        reasons.SEVERE_DISTRESS: 0.375,
+        reasons.DANGER_AT_HOME: 0.4,
     },
 }
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
-PHRASE_VETO = 0.3
+PHRASE_VETO = 0.2
 # Characters about an explicit phrase read again when a long message reads calm as a whole.
 PHRASE_WINDOW = 160
 # Below this confidence that a Latin-script line is English, it is compared in both spaces.
