@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""What the semantic repeat check adds to the whole /context turn (issue 17, item 3).
+"""What the semantic repeat check (issue 17, item 3) or the urgent-moment recogniser (issue 28,
+`--measure urgency`) adds to the whole /context turn.
 
     CLARA_BENCH_DIR=../bench-data .venv/bin/python bench/memory_bench.py --sizes 1000000 \\
         --queries 20 --writes 20 --no-http            # once: builds messages-1000000.sqlite3
@@ -21,6 +22,12 @@ Printed: wall and CPU (thread time) p50 / p99 of each, the difference of the p50
 p99s, and the p50 / p99 of the per-pair difference (on − off), with the load average before and
 after. The messages are the evaluation set's texts (bench/repetition/pairs.jsonl), so their
 lengths are what the detector was measured on, rambling ones included.
+
+`--measure urgency`: the same pairs of turns with the recogniser on and off (off: every message
+read as calm), the repeat check on in both; cold clears the recogniser's caches and the repeat
+check's (the message's MiniLM pass is paid either way: the repeat check needs it). Messages are
+the urgency evaluation set's (bench/urgent/eval/, every language, calm and urgent) beside the
+repeat pairs'.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000, help="pairs of turns (on and off)")
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--measure", choices=("repeats", "urgency"), default="repeats")
+    parser.add_argument(
+        "--languages", default="", help="urgency: only these evaluation files (en,pl,...)"
+    )
     args = parser.parse_args()
 
     pristine = mb.db_path(args.size)
@@ -98,10 +109,28 @@ def main() -> int:
         override_settings(CLARA_SEMANTIC_REPEATS=True),
         override_settings(CLARA_SEMANTIC_REPEATS=False),
     )
+    if args.measure == "urgency":
+        from memory.conversations import escalation, urgency
+        from memory.conversations.urgency.recogniser import CALM
+
+        wanted = set(filter(None, args.languages.split(",")))
+        for path in sorted((ROOT / "bench" / "urgent" / "eval").glob("*.jsonl")):
+            if wanted and path.stem not in wanted:
+                continue
+            texts += [json.loads(line)["text"] for line in path.read_text().splitlines() if line]
+        recognise = escalation.recognise
+        on = off = override_settings(CLARA_SEMANTIC_REPEATS=True)
+
+    def switch(flag):
+        if args.measure == "urgency":
+            escalation.recognise = recognise if flag else (lambda message: CALM)
 
     def turn(flag, sid, message, cold):
         if cold:
             repeats.clear_caches()
+            if args.measure == "urgency":
+                urgency.clear_caches()
+        switch(flag)
         with on if flag else off:
             c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
             context_build(session_id=sid, message=message, **scope)
