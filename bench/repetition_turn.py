@@ -55,9 +55,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--measure", choices=("repeats", "urgency"), default="repeats")
     parser.add_argument(
-        "--languages", default="", help="urgency: only these evaluation files (en,pl,...)"
+        "--languages",
+        default="",
+        help="urgency: only these evaluation files (en,pl,...; none: the repeat pairs alone)",
     )
     args = parser.parse_args()
+    files = {path.stem: path for path in (ROOT / "bench" / "urgent" / "eval").glob("*.jsonl")}
+    wanted = set(filter(None, args.languages.split(","))) or set(files)
+    if unknown := wanted - set(files) - {"none"}:
+        parser.error(f"--languages: no evaluation file for {', '.join(sorted(unknown))}")
 
     pristine = mb.db_path(args.size)
     if not mb.pristine_is_valid(pristine, args.size):
@@ -113,11 +119,9 @@ def main() -> int:
         from memory.conversations import escalation, urgency
         from memory.conversations.urgency.recogniser import CALM
 
-        wanted = set(filter(None, args.languages.split(",")))
-        for path in sorted((ROOT / "bench" / "urgent" / "eval").glob("*.jsonl")):
-            if wanted and path.stem not in wanted:
-                continue
-            texts += [json.loads(line)["text"] for line in path.read_text().splitlines() if line]
+        for name in sorted(wanted & set(files)):
+            lines = files[name].read_text().splitlines()
+            texts += [json.loads(line)["text"] for line in lines if line]
         recognise = escalation.recognise
         on = off = override_settings(CLARA_SEMANTIC_REPEATS=True)
 

@@ -114,14 +114,9 @@ def rungs(alert: Alert, *, now: datetime | None = None) -> list[Rung]:
     return [_admins_rung(alert), _on_call_rung(alert, now=now), _contact_rung(alert)]
 
 
-def rung_at(
-    alert: Alert, level: int, *, now: datetime | None = None, ladder: list[Rung] | None = None
-) -> Rung:
-    """The rung of this level (past the last: everyone who may act, the organisation's admins
-    and the contact, again). `ladder`: `rungs(alert)` if the caller has it already."""
-    now = now or timezone.now()
-    if ladder is None:
-        ladder = rungs(alert, now=now)
+def rung_at(alert: Alert, level: int, ladder: list[Rung], *, now: datetime) -> Rung:
+    """The rung of this level on `ladder` (`rungs(alert)`; past its last: everyone who may act,
+    the organisation's admins and the contact, again)."""
     if level - 1 < len(ladder):
         return ladder[level - 1]
     everyone = Rung(label="everyone again", empty="nobody to tell")
@@ -213,7 +208,7 @@ def _climb(state: AlertEscalation, alert: Alert, *, now: datetime) -> int:
     ladder = rungs(alert, now=now)
     while True:
         level += 1
-        rung = rung_at(alert, level, now=now, ladder=ladder)
+        rung = rung_at(alert, level, ladder, now=now)
         _tell(alert, rung, level=level, now=now)
         delivery.step(alert, AlertStep.Kind.ESCALATED, who=_who(rung), level=level, at=now)
         delivery.emit(

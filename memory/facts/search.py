@@ -296,6 +296,7 @@ class _ScopeCopy:
         self.lock = threading.Lock()
         self.n = 0
         self._nbytes = 0
+        self.counted = 0  # nbytes when eviction last counted it (_evict)
         self.memories = _Rows(self)
         self.ids: list[uuid.UUID] = []
         self.tokens: list[list[str]] = []
@@ -609,11 +610,10 @@ def _vector_bytes(value, width: int) -> bytes | None:
 
 _copies: "OrderedDict[str, _ScopeCopy]" = OrderedDict()
 _copies_lock = threading.Lock()
-# Each copy's bytes as last counted (when it was last searched), and their sum: eviction runs on
+# The sum of the copies' bytes as each was last counted (`_ScopeCopy.counted`): eviction runs on
 # every search, and summing a thousand people's copies each time was a tenth of a web process's
 # CPU under load (bench/load_test.py, py-spy). A copy grows only while it is searched, so it is
 # counted again each time it is.
-_counted: dict[str, int] = {}
 _counted_total = 0
 
 
@@ -651,15 +651,15 @@ def _evict(*, keep: str) -> None:
         kept = _copies.get(keep)
         if kept is not None:
             now = kept.nbytes
-            _counted_total += now - _counted.get(keep, 0)
-            _counted[keep] = now
+            _counted_total += now - kept.counted
+            kept.counted = now
         while _counted_total > budget and len(_copies) > 1:
-            scope = next(iter(_copies))
+            scope, oldest = next(iter(_copies.items()))
             if scope == keep:
                 _copies.move_to_end(scope)
                 continue
             del _copies[scope]
-            _counted_total -= _counted.pop(scope, 0)
+            _counted_total -= oldest.counted
         total = _counted_total
     metrics.SEARCH_MEMORY_BYTES.set(total)
 
@@ -692,7 +692,6 @@ def clear_cache() -> None:
     global _counted_total
     with _copies_lock:
         _copies.clear()
-        _counted.clear()
         _counted_total = 0
     metrics.SEARCH_MEMORY_BYTES.set(0)
 
