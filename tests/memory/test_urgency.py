@@ -190,9 +190,7 @@ def test_a_very_long_message_gets_a_verdict():
         ),
     ],
 )
-def test_the_language_is_read_from_the_whole_message_not_its_opening_words(
-    message, lang, caplog
-):
+def test_the_language_is_read_from_the_whole_message_not_its_opening_words(message, lang, caplog):
     # Its first 80 characters are English names and things; the person's language comes after.
     language.identify.cache_clear()
     with caplog.at_level("INFO"):
