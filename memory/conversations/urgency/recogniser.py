@@ -41,18 +41,18 @@ MEANING = "meaning"
 # to go home" and wanting to leave; "I fell asleep" and a fall).
 THRESHOLD = {
     examples.ENGLISH_SPACE: {
-        reasons.FALL: 0.575,
-        reasons.PAIN: 0.325,
-        reasons.SELF_HARM: 0.6,
-        reasons.WANTS_TO_LEAVE: 0.775,
-        reasons.ASKS_FOR_HELP: 0.625,
-        reasons.SEVERE_DISTRESS: 0.625,
-        reasons.DANGER_AT_HOME: 0.65,
+        reasons.FALL: 0.55,
+        reasons.PAIN: 0.35,
+        reasons.SELF_HARM: 0.575,
+        reasons.WANTS_TO_LEAVE: 0.7,
+        reasons.ASKS_FOR_HELP: 0.575,
+        reasons.SEVERE_DISTRESS: 0.7,
+        reasons.DANGER_AT_HOME: 0.675,
     },
     examples.MULTILINGUAL_SPACE: {
-        reasons.FALL: 0.575,
-        reasons.PAIN: 0.625,
-        reasons.SELF_HARM: 0.45,
+        reasons.FALL: 0.35,
+        reasons.PAIN: 0.6,
+        reasons.SELF_HARM: 0.475,
         reasons.WANTS_TO_LEAVE: 0.45,
         reasons.ASKS_FOR_HELP: 0.825,
         reasons.SEVERE_DISTRESS: 0.375,
