@@ -549,6 +549,26 @@ def test_int8_vectors_stay_within_cosine_0_99_of_fp32(minilm, onnx_int8):
         assert float(vector @ onnx_int8.encode_with_tokens(text, layer=6)[0]) >= 0.99, text
 
 
+def test_int8_weights_leave_room_so_no_cpu_saturates_its_products():
+    # Without VNNI an x86 CPU adds two uint8 x int8 products in 16 bits: 255 * 127 * 2 overflows
+    # it, 255 * 64 * 2 does not. Weights within [-64, 64] give every CPU the same integers, so
+    # one message gets the same vector (and verdict) on every machine.
+    import onnx
+    from onnx import numpy_helper
+
+    from memory.core.onnx_minilm import graph_path
+
+    model = onnx.load(str(graph_path("int8", adapter=meaning.repeat_adapter())))
+    quantised = [
+        numpy_helper.to_array(t)
+        for t in model.graph.initializer
+        if t.data_type == onnx.TensorProto.INT8 and t.name.endswith("_quantized")
+    ]
+    assert len(quantised) == 24 - 4  # every product but the four left in fp32
+    for weights in quantised:
+        assert int(np.abs(weights.astype(np.int16)).max()) <= 64
+
+
 def test_the_onnx_graph_gives_only_its_last_layer(onnx_fp32):
     with pytest.raises(ValueError):
         onnx_fp32.encode_with_tokens("Where am I?", layer=3)
