@@ -17,6 +17,13 @@ request, less this, is that.
 
 Prints CPU ms per request (p50, p90, mean) for /sessions, /context, /exchanges and /close; with
 --profile the cProfile top functions of /context and /exchanges (bench/results/, git-ignored).
+
+`--jobs`: also the worker's side. Each job a turn queues (it is still sent to the broker, as the
+web process sends it) is run here after the turn, the way a worker runs it (`Task.apply`: the
+task's own code and its database work, not the broker's delivery), and timed by task name: CPU
+ms per job (p50, p90, mean), and per turn (the sum over a turn's jobs, averaged). Jobs a job
+queues (an alert's delivery steps) are run and counted too. With --profile, the jobs get a
+profile of their own (bench/results/job-cpu-profile.txt).
 """
 
 from __future__ import annotations
@@ -58,6 +65,9 @@ def main(argv=None) -> int:
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT}/data/bench/clara_cpu.sqlite3")
     parser.add_argument("--redis-url", default="", help="'' for the embedded broker")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--jobs", action="store_true", help="run and time the jobs each turn queues"
+    )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
 
@@ -111,6 +121,36 @@ def main(argv=None) -> int:
     rec = lt.Recorder()
     people = [lt.Person(n, "127.0.0.1", 80, raw_key, opts, rec) for n in range(args.people)]
     samples: dict[str, list[float]] = {step: [] for step in lt.STEPS}
+    job_samples: dict[str, list[float]] = {}
+    phase = {"measured": False}
+    # CPU time of this thread (the requests run in it): a busy machine does not move it.
+    profiler = cProfile.Profile(time.thread_time) if args.profile else None
+    queued: list[tuple[str, tuple, dict]] = []
+    job_profiler = cProfile.Profile(time.thread_time) if args.profile and args.jobs else None
+    if args.jobs:
+        from celery.signals import before_task_publish
+
+        def _record(sender=None, body=None, **kwargs):
+            job_args, job_kwargs, _embed = body
+            queued.append((sender, tuple(job_args), dict(job_kwargs)))
+
+        before_task_publish.connect(_record, weak=False)
+
+    def run_jobs(measured: bool) -> None:
+        from clara.celery import app as celery_app
+
+        while queued:
+            name, job_args, job_kwargs = queued.pop(0)
+            task = celery_app.tasks[name]
+            if job_profiler and measured:
+                job_profiler.enable()
+            started = time.process_time()
+            task.apply(args=job_args, kwargs=job_kwargs, throw=True)
+            spent = (time.process_time() - started) * 1000
+            if job_profiler and measured:
+                job_profiler.disable()
+            if measured:
+                job_samples.setdefault(name.rsplit(".", 1)[-1], []).append(spent)
 
     def post(step: str, path: str, body: dict) -> dict:
         started = time.process_time()
@@ -138,14 +178,19 @@ def main(argv=None) -> int:
                 "emotion": reading,
             },
         )
+        if args.jobs:
+            if profiler:
+                profiler.disable()
+            run_jobs(measured=phase["measured"])
+            if profiler:
+                profiler.enable()
 
     for n in range(args.warmup_turns):
         for person in people:
             turn(person, n)
     for step in samples:
         samples[step].clear()
-    # CPU time of this thread (the requests run in it): a busy machine does not move it.
-    profiler = cProfile.Profile(time.thread_time) if args.profile else None
+    phase["measured"] = True
     if profiler:
         profiler.enable()
     for n in range(args.warmup_turns, args.warmup_turns + args.turns):
@@ -153,12 +198,33 @@ def main(argv=None) -> int:
             turn(person, n)
     if profiler:
         profiler.disable()
+    per_turn = {name: list(values) for name, values in job_samples.items()}
     for person in people:
         post("close", f"/api/v1/sessions/{sessions[person]['session_id']}/close", {})
+    if args.jobs:
+        job_samples.clear()
+        run_jobs(measured=True)
+        at_close = {name: list(values) for name, values in job_samples.items()}
+        job_samples.clear()
+        job_samples.update(per_turn)
 
     results = {step: summary(values) for step, values in samples.items()}
     for step, result in results.items():
         print(f"{step}: CPU ms {result}")
+    if args.jobs:
+        turns = args.people * args.turns
+        results["jobs"] = {name: summary(values) for name, values in sorted(job_samples.items())}
+        for name, values in sorted(job_samples.items(), key=lambda item: -sum(item[1])):
+            print(
+                f"job {name}: {len(values) / turns:.2f} a turn, CPU ms {summary(values)}, "
+                f"{sum(values) / turns:.2f} ms a turn"
+            )
+        total = sum(sum(values) for values in job_samples.values()) / turns
+        results["jobs_per_turn_ms"] = round(total, 3)
+        print(f"jobs: {total:.2f} CPU ms a turn")
+        results["jobs_at_close"] = {name: summary(values) for name, values in at_close.items()}
+        for name, values in sorted(at_close.items()):
+            print(f"job at close {name}: CPU ms {summary(values)}")
     print(f"load average {lt.loadavg()}")
     if profiler:
         out = io.StringIO()
@@ -170,6 +236,15 @@ def main(argv=None) -> int:
         path.write_text(out.getvalue())
         profiler.dump_stats(path.with_suffix(".prof"))
         print(f"profile: {path}")
+    if job_profiler:
+        out = io.StringIO()
+        stats = pstats.Stats(job_profiler, stream=out)
+        stats.sort_stats("cumulative").print_stats(70)
+        stats.sort_stats("tottime").print_stats(40)
+        path = ROOT / "bench" / "results" / "job-cpu-profile.txt"
+        path.write_text(out.getvalue())
+        job_profiler.dump_stats(path.with_suffix(".prof"))
+        print(f"job profile: {path}")
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
     return 0

@@ -517,10 +517,12 @@ class OnnxMiniLM:
 
 
 if __name__ == "__main__":
-    # `python -m memory.core.onnx_minilm`: build the repeat check's graphs now (make install
-    # does), so the first /context turn of a process does not wait ~10 s for them.
+    # `python -m memory.core.onnx_minilm`: build the repeat check's graphs and search's (the
+    # base model in fp32: embeddings.MiniLMEmbedder's one-text path) now (make install does), so
+    # the first /context turn or memory write of a process does not wait ~10 s for them.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clara.settings")
     from memory.core.embeddings import repeat_adapter
 
     for precision in PRECISIONS:
         print(graph_path(precision, adapter=repeat_adapter()))
+    print(graph_path("fp32"))

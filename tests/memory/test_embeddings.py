@@ -94,6 +94,34 @@ def test_padding_does_not_change_a_vector(minilm):
     assert np.abs(alone - padded).max() < 1e-5
 
 
+def test_one_text_goes_through_onnx_runtime_with_numpy_s_vector():
+    fast, numpy_only = MiniLMEmbedder(), MiniLMEmbedder(onnx=False)
+    for text in ["Where is my daughter?", "x " * 300, "Tea at four with Margaret, then the bus"]:
+        assert np.abs(fast.encode([text])[0] - numpy_only.encode([text])[0]).max() < 1e-5
+    assert fast._onnx_runner is not None
+    assert not fast._loaded  # the numpy weights (90 MB) are read only when a batch needs them
+    assert numpy_only._onnx_runner is None
+
+
+def test_without_onnx_runtime_one_text_falls_back_to_numpy_and_says_so_once(monkeypatch, caplog):
+    from memory.core import onnx_minilm
+
+    def unavailable(self):
+        raise ImportError("no onnxruntime here")
+
+    monkeypatch.setattr(onnx_minilm.OnnxMiniLM, "load", unavailable)
+    model = MiniLMEmbedder()
+    with caplog.at_level("WARNING", logger="memory.core.embeddings"):
+        first = model.encode(["Where is my daughter?"])[0]
+        second = model.encode(["When will Sarah visit?"])[0]
+    assert [r.getMessage() for r in caplog.records].count(
+        "embeddings: ONNX Runtime unavailable, one text at a time in numpy"
+    ) == 1
+    reference = MiniLMEmbedder(onnx=False)
+    assert np.abs(first - reference.encode(["Where is my daughter?"])[0]).max() < 1e-6
+    assert np.abs(second - reference.encode(["When will Sarah visit?"])[0]).max() < 1e-6
+
+
 def test_small_batches_give_the_same_vectors(minilm):
     texts = [f"Message number {i} about the garden and {'roses ' * (i % 7)}" for i in range(40)]
     tiny = MiniLMEmbedder(tokens_per_batch=64, max_batch=3)
