@@ -464,19 +464,30 @@ def rolling_text(conversation: _Conversation) -> str:
     return _truncate(" ".join(parts) or f"{name} and Clara have just started.", ROLLING_MAX_CHARS)
 
 
+def session_person(session_id: uuid.UUID) -> uuid.UUID | None:
+    """The person a session belongs to (None for an anonymous one); NotFound for no session."""
+    session = Session.objects.filter(id=session_id).values("person_id").first()
+    if session is None:
+        raise NotFound("No session with this id.", field="session_id")
+    return session["person_id"]
+
+
 def rolling_summary_update(
-    *, session_id: uuid.UUID, persona: str = DEFAULT_PERSONA, now: datetime | None = None
+    *,
+    session_id: uuid.UUID,
+    persona: str = DEFAULT_PERSONA,
+    now: datetime | None = None,
+    person_id: uuid.UUID | None = None,
 ) -> RollingSummary | None:
     """Rewrite the person's rolling summary once 8 more messages (4 turns) have come in.
 
     Counts the person's messages across sessions (not only this one's). A no-op
     (returns None) for an anonymous session or before 8 new messages, so reruns are harmless.
+    `person_id`, when the caller already read it (`session_person`), saves reading it again.
     """
     now = now or timezone.now()
-    session = Session.objects.filter(id=session_id).values("person_id").first()
-    if session is None:
-        raise NotFound("No session with this id.", field="session_id")
-    person_id = session["person_id"]
+    if person_id is None:
+        person_id = session_person(session_id)
     if person_id is None:
         return None
     with transaction.atomic():
@@ -497,12 +508,19 @@ def rolling_summary_update(
             .first()
         )
         text = rolling_text(_conversation_load(latest))
-        summary, _ = RollingSummary.objects.update_or_create(
-            person_id=person_id,
-            persona=persona,
-            defaults={"text": text, "messages_covered": total, "updated_at": now},
-        )
-        return summary
+        if current is None:
+            # The person's first: another job may be writing it too (update_or_create settles
+            # that race on the unique constraint).
+            summary, _ = RollingSummary.objects.update_or_create(
+                person_id=person_id,
+                persona=persona,
+                defaults={"text": text, "messages_covered": total, "updated_at": now},
+            )
+            return summary
+        # The row is locked since it was read: write it as is, without reading it again.
+        current.text, current.messages_covered, current.updated_at = text, total, now
+        current.save(update_fields=["text", "messages_covered", "updated_at"])
+        return current
 
 
 def spine_content(person: Person) -> dict:
@@ -547,14 +565,17 @@ def summary_spine_update(
 ) -> SummarySpine | None:
     """Add a new spine version once 20 or more messages came in since the last; else None."""
     now = now or timezone.now()
-    person = Person.objects.filter(id=person_id).first()
-    if person is None:
-        raise NotFound("No person with this id.", field="person_id")
     last = SummarySpine.objects.filter(person_id=person_id, persona=persona).order_by("-version")
     last = last.first()
     total = _person_message_total(person_id)
     if total - (last.message_count if last else 0) < SPINE_EVERY_MESSAGES:
+        if last is None and not Person.objects.filter(id=person_id).exists():
+            raise NotFound("No person with this id.", field="person_id")
         return None
+    # Read only when a version is due (two times in five at the rolling summary's pace).
+    person = Person.objects.filter(id=person_id).first()
+    if person is None:
+        raise NotFound("No person with this id.", field="person_id")
     version = (last.version if last else 0) + 1
     try:
         with transaction.atomic():

@@ -9,7 +9,6 @@ import uuid
 
 from celery import shared_task
 
-from memory.conversations.models import Session
 from memory.core.errors import NotFound
 from memory.core.jobs import PER_TURN_JOB, RETRY_ON_DATABASE_ERRORS
 from memory.insights import alerts, summaries, trends, trends_batch
@@ -30,13 +29,14 @@ def compute_session_summary(session_id: str) -> None:
 def update_rolling_summary(session_id: str) -> None:
     """Refresh the person's rolling summary, then their summary spine; each is a no-op until due."""
     try:
-        summaries.rolling_summary_update(session_id=uuid.UUID(session_id))
+        person_id = summaries.session_person(uuid.UUID(session_id))
     except NotFound:
         logger.warning("rolling summary: no session %s (nothing to do)", session_id)
         return
-    person_id = Session.objects.filter(id=session_id).values_list("person_id", flat=True).first()
-    if person_id is not None:
-        summaries.summary_spine_update(person_id=person_id)
+    if person_id is None:
+        return  # anonymous: no person to summarise
+    summaries.rolling_summary_update(session_id=uuid.UUID(session_id), person_id=person_id)
+    summaries.summary_spine_update(person_id=person_id)
 
 
 @shared_task(name="memory.tasks.compute_person_trends", **RETRY_ON_DATABASE_ERRORS)

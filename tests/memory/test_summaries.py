@@ -350,3 +350,20 @@ def test_spine_gets_a_new_version_after_twenty_more_messages():
     assert spine.version == 2
     assert spine.message_count == 48
     assert SummarySpine.objects.count() == 2
+
+
+def test_the_rolling_summary_job_reads_each_thing_once(django_assert_max_num_queries):
+    # Every eight messages of every conversation: the session's person read once (not once per
+    # step), the locked summary written without reading it again, the person read only when a
+    # spine version is due. 18 statements before; savepoints count here.
+    from memory.insights import tasks
+
+    session = _person_session()
+    _talk(session.id, ANXIOUS_THEN_CALM[:4])
+    tasks.update_rolling_summary.apply(args=(str(session.id),))
+    _talk(session.id, ANXIOUS_THEN_CALM[:4], start=START + timedelta(minutes=10))
+    with django_assert_max_num_queries(14):
+        tasks.update_rolling_summary.apply(args=(str(session.id),))
+    rolling = RollingSummary.objects.get(person_id=session.person_id)
+    assert rolling.messages_covered == 16
+    assert not SummarySpine.objects.exists()  # 16 messages: no spine version due yet
