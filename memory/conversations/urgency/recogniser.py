@@ -52,11 +52,11 @@ THRESHOLD = {
     examples.MULTILINGUAL_SPACE: {
         reasons.FALL: 0.35,
         reasons.PAIN: 0.6,
-        reasons.SELF_HARM: 0.475,
+        reasons.SELF_HARM: 0.5,
         reasons.WANTS_TO_LEAVE: 0.45,
-        reasons.ASKS_FOR_HELP: 0.825,
-        reasons.SEVERE_DISTRESS: 0.375,
-        reasons.DANGER_AT_HOME: 0.4,
+        reasons.ASKS_FOR_HELP: 0.775,
+        reasons.SEVERE_DISTRESS: 0.45,
+        reasons.DANGER_AT_HOME: 0.425,
     },
 }
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
