@@ -60,3 +60,60 @@ def test_a_reader_racing_the_writer_gets_every_message_whole(tmp_path):
 
 def _any(folder) -> bool:
     return any(p.name.endswith(".jobs.msg") for p in folder.iterdir())
+
+
+def test_a_backlog_is_taken_oldest_first_from_one_listing_of_the_folder(tmp_path, monkeypatch):
+    # kombu's own reader listed and sorted the whole folder for every message: with thousands
+    # waiting, each job cost more the longer the queue, and a backlog fed itself.
+    with _connection(tmp_path) as connection:
+        channel = connection.default_channel
+        for n in range(500):
+            channel._put("jobs", {"n": n})
+            channel._put("other", {"n": n})
+        listings = []
+        real_listdir = embedded_broker.os.listdir
+
+        def counting_listdir(path):
+            listings.append(path)
+            return real_listdir(path)
+
+        monkeypatch.setattr(embedded_broker.os, "listdir", counting_listdir)
+        got = [channel._get("jobs")["n"] for _ in range(500)]
+        assert got == list(range(500))
+        assert len(listings) == 1
+        try:
+            channel._get("jobs")
+        except Empty:
+            pass
+        else:  # pragma: no cover - reported below
+            raise AssertionError("a taken message came back")
+        # The other queue's messages are where they were.
+        assert sum(1 for p in tmp_path.iterdir() if p.name.endswith(".other.msg")) == 500
+
+
+def test_two_workers_taking_from_one_queue_never_take_one_message_twice(tmp_path):
+    count = 400
+    with _connection(tmp_path) as writer_connection:
+        for n in range(count):
+            writer_connection.default_channel._put("jobs", {"n": n})
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def take():
+        with _connection(tmp_path) as connection:
+            channel = connection.default_channel
+            while True:
+                try:
+                    message = channel._get("jobs")
+                except Empty:
+                    return
+                with lock:
+                    got.append(message["n"])
+
+    workers = [threading.Thread(target=take) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert sorted(got) == list(range(count))  # each once: none lost, none twice
+    assert not [p.name for p in tmp_path.iterdir() if p.is_file()]  # nothing left aside
