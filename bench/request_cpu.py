@@ -57,6 +57,20 @@ def summary(samples: list[float]) -> dict:
     }
 
 
+def _write_profile(profiler: cProfile.Profile, name: str) -> Path:
+    """The profile's top functions (cumulative, then own time) as text, and its raw .prof, under
+    bench/results/ (git-ignored)."""
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("cumulative").print_stats(70)
+    stats.sort_stats("tottime").print_stats(40)
+    path = ROOT / "bench" / "results" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(out.getvalue())
+    profiler.dump_stats(path.with_suffix(".prof"))
+    return path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--people", type=int, default=50)
@@ -227,24 +241,9 @@ def main(argv=None) -> int:
             print(f"job at close {name}: CPU ms {summary(values)}")
     print(f"load average {lt.loadavg()}")
     if profiler:
-        out = io.StringIO()
-        stats = pstats.Stats(profiler, stream=out)
-        stats.sort_stats("cumulative").print_stats(70)
-        stats.sort_stats("tottime").print_stats(40)
-        path = ROOT / "bench" / "results" / "request-cpu-profile.txt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(out.getvalue())
-        profiler.dump_stats(path.with_suffix(".prof"))
-        print(f"profile: {path}")
+        print(f"profile: {_write_profile(profiler, 'request-cpu-profile.txt')}")
     if job_profiler:
-        out = io.StringIO()
-        stats = pstats.Stats(job_profiler, stream=out)
-        stats.sort_stats("cumulative").print_stats(70)
-        stats.sort_stats("tottime").print_stats(40)
-        path = ROOT / "bench" / "results" / "job-cpu-profile.txt"
-        path.write_text(out.getvalue())
-        job_profiler.dump_stats(path.with_suffix(".prof"))
-        print(f"job profile: {path}")
+        print(f"job profile: {_write_profile(job_profiler, 'job-cpu-profile.txt')}")
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
     return 0

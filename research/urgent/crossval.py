@@ -246,6 +246,12 @@ def english_in_both(k: int, near: float) -> None:
             )
 
 
+def _file_prefixes(given: str) -> tuple[str, ...]:
+    """Example files named by stem prefix ("cy_more5") or by name ("cy_more5.jsonl"): rows carry
+    the stem, so a name with its suffix would match nothing and score every file."""
+    return tuple(part.strip().removesuffix(".jsonl") for part in given.split(",") if part.strip())
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--folds", type=int, default=5)
@@ -289,10 +295,10 @@ def main(argv: list[str] | None = None) -> dict:
         positions, urgent, reason = predict(space, args.folds, args.near, args.by_file)
         keep = np.ones(len(positions), dtype=bool)
         if args.score_files:
-            prefixes = tuple(args.score_files.split(","))
+            prefixes = _file_prefixes(args.score_files)
             keep &= np.array([rows[i]["file"].startswith(prefixes) for i in positions])
         if args.skip_files:
-            prefixes = tuple(args.skip_files.split(","))
+            prefixes = _file_prefixes(args.skip_files)
             keep &= np.array([not rows[i]["file"].startswith(prefixes) for i in positions])
         positions = [p for p, k in zip(positions, keep, strict=True) if k]
         reason = [r for r, k in zip(reason, keep, strict=True) if k]
