@@ -456,11 +456,6 @@ class OnnxMiniLM:
         self._lock = threading.Lock()
         self._session = None
 
-    @property
-    def recipe(self) -> str:
-        """How this embedder's graph is made (precision, graph version, quantisation)."""
-        return f"{self.precision}-{recipe(self.precision)}"
-
     def load(self) -> None:
         if self._session is not None:
             return

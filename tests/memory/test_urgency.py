@@ -225,6 +225,14 @@ def test_the_shipped_bank_matches_the_examples_and_models():
     assert str(np.load(examples.BANK)["digest"]) == examples.digest()
 
 
+@pytest.mark.parametrize("embedder", ["onnx-fp32", "numpy"])
+def test_another_repeat_embedder_does_not_make_the_bank_stale(settings, embedder):
+    # A process set to another embedder than the default must not rebuild the bank (minutes, at
+    # its first message) nor write one of that embedder's vectors over the shipped one.
+    settings.CLARA_REPEAT_EMBEDDER = embedder
+    assert str(np.load(examples.BANK)["digest"]) == examples.digest()
+
+
 def test_the_readers_were_fitted_for_the_shipped_examples():
     # heads.npz is fitted by research/urgent/train_heads.py from the bank: weights fitted for
     # other examples would read with a reader nobody evaluated.

