@@ -50,9 +50,14 @@ class Channel(filesystem.Channel):
             )
         while listed:
             name = listed.popleft()
+            path = os.path.join(self.data_folder_in, name)
             claimed = os.path.join(self.data_folder_in, f".{name}.{uuid.uuid4().hex}.taken")
             try:
-                os.rename(os.path.join(self.data_folder_in, name), claimed)
+                if os.stat(path).st_size == 0:
+                    # Created and not yet written, by a sender on kombu's own transport (which
+                    # writes in place): left for the next listing, not taken empty.
+                    continue
+                os.rename(path, claimed)
             except OSError:
                 continue  # another worker took it since the listing
             try:

@@ -117,3 +117,22 @@ def test_two_workers_taking_from_one_queue_never_take_one_message_twice(tmp_path
         worker.join(timeout=60)
     assert sorted(got) == list(range(count))  # each once: none lost, none twice
     assert not [p.name for p in tmp_path.iterdir() if p.is_file()]  # nothing left aside
+
+
+def test_a_message_created_and_not_yet_written_is_left_for_later(tmp_path):
+    # kombu's own transport (a sender not configured with this one) creates the file, then
+    # writes it: an empty message is not taken (the worker would stop on it), and is taken once
+    # written.
+    with _connection(tmp_path) as connection:
+        channel = connection.default_channel
+        empty = tmp_path / "0000_kombu.jobs.msg"
+        empty.touch()
+        try:
+            channel._get("jobs")
+        except Empty:
+            pass
+        else:  # pragma: no cover - reported below
+            raise AssertionError("an empty message was taken")
+        assert empty.exists()
+        empty.write_text('{"n": 1}')
+        assert channel._get("jobs") == {"n": 1}

@@ -115,10 +115,16 @@ def worker(receiver, tmp_path):
     folders = tmp_path / "broker"
     for name in ("queue", "processed", "results", "control"):
         (folders / name).mkdir(parents=True)
-    previous = {"broker_url": celery_app.conf.broker_url}
+    previous = {
+        "broker_url": celery_app.conf.broker_url,
+        "broker_transport": celery_app.conf.broker_transport,
+    }
     previous["broker_transport_options"] = celery_app.conf.broker_transport_options
     _use_broker(
         broker_url="filesystem://",
+        # The embedded broker as deployed (with REDIS_URL set, as on PostgreSQL's lane, this
+        # process's settings name no transport, and kombu's own would write messages in place).
+        broker_transport="clara.embedded_broker:Transport",
         broker_transport_options={
             "data_folder_in": str(folders / "queue"),
             "data_folder_out": str(folders / "queue"),

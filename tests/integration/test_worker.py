@@ -61,6 +61,7 @@ def _client_app(broker: str, tmp: Path) -> tuple[Celery, dict[str, str]]:
             (folders / name).mkdir(parents=True, exist_ok=True)
         client.conf.update(
             broker_url="filesystem://",
+            broker_transport="clara.embedded_broker:Transport",  # as the web sends
             broker_transport_options={
                 "data_folder_in": str(folders / "queue"),
                 "data_folder_out": str(folders / "queue"),
