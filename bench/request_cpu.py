@@ -135,8 +135,10 @@ def main(argv=None) -> int:
     rec = lt.Recorder()
     people = [lt.Person(n, "127.0.0.1", 80, raw_key, opts, rec) for n in range(args.people)]
     samples: dict[str, list[float]] = {step: [] for step in lt.STEPS}
+    # CPU ms by task name: of the jobs the measured turns queued, and of those the closes queued.
     job_samples: dict[str, list[float]] = {}
-    phase = {"measured": False}
+    at_close: dict[str, list[float]] = {}
+    measuring: dict[str, list[float]] | None = None  # where run_jobs counts (None: warm-up)
     # CPU time of this thread (the requests run in it): a busy machine does not move it.
     profiler = cProfile.Profile(time.thread_time) if args.profile else None
     queued: list[tuple[str, tuple, dict]] = []
@@ -150,21 +152,21 @@ def main(argv=None) -> int:
 
         before_task_publish.connect(_record, weak=False)
 
-    def run_jobs(measured: bool) -> None:
+    def run_jobs() -> None:
         from clara.celery import app as celery_app
 
+        profiled = job_profiler if measuring is not None else None
         while queued:
             name, job_args, job_kwargs = queued.pop(0)
-            task = celery_app.tasks[name]
-            if job_profiler and measured:
-                job_profiler.enable()
+            if profiled:
+                profiled.enable()
             started = time.process_time()
-            task.apply(args=job_args, kwargs=job_kwargs, throw=True)
+            celery_app.tasks[name].apply(args=job_args, kwargs=job_kwargs, throw=True)
             spent = (time.process_time() - started) * 1000
-            if job_profiler and measured:
-                job_profiler.disable()
-            if measured:
-                job_samples.setdefault(name.rsplit(".", 1)[-1], []).append(spent)
+            if profiled:
+                profiled.disable()
+            if measuring is not None:
+                measuring.setdefault(name.rsplit(".", 1)[-1], []).append(spent)
 
     def post(step: str, path: str, body: dict) -> dict:
         started = time.process_time()
@@ -195,7 +197,7 @@ def main(argv=None) -> int:
         if args.jobs:
             if profiler:
                 profiler.disable()
-            run_jobs(measured=phase["measured"])
+            run_jobs()
             if profiler:
                 profiler.enable()
 
@@ -204,7 +206,7 @@ def main(argv=None) -> int:
             turn(person, n)
     for step in samples:
         samples[step].clear()
-    phase["measured"] = True
+    measuring = job_samples
     if profiler:
         profiler.enable()
     for n in range(args.warmup_turns, args.warmup_turns + args.turns):
@@ -212,15 +214,10 @@ def main(argv=None) -> int:
             turn(person, n)
     if profiler:
         profiler.disable()
-    per_turn = {name: list(values) for name, values in job_samples.items()}
     for person in people:
         post("close", f"/api/v1/sessions/{sessions[person]['session_id']}/close", {})
-    if args.jobs:
-        job_samples.clear()
-        run_jobs(measured=True)
-        at_close = {name: list(values) for name, values in job_samples.items()}
-        job_samples.clear()
-        job_samples.update(per_turn)
+    measuring = at_close
+    run_jobs()
 
     results = {step: summary(values) for step, values in samples.items()}
     for step, result in results.items():

@@ -3,6 +3,7 @@
 import threading
 from queue import Empty
 
+import pytest
 from kombu import Connection
 
 from clara import embedded_broker
@@ -81,12 +82,8 @@ def test_a_backlog_is_taken_oldest_first_from_one_listing_of_the_folder(tmp_path
         got = [channel._get("jobs")["n"] for _ in range(500)]
         assert got == list(range(500))
         assert len(listings) == 1
-        try:
+        with pytest.raises(Empty):  # a taken message never comes back
             channel._get("jobs")
-        except Empty:
-            pass
-        else:  # pragma: no cover - reported below
-            raise AssertionError("a taken message came back")
         # The other queue's messages are where they were.
         assert sum(1 for p in tmp_path.iterdir() if p.name.endswith(".other.msg")) == 500
 
@@ -127,12 +124,28 @@ def test_a_message_created_and_not_yet_written_is_left_for_later(tmp_path):
         channel = connection.default_channel
         empty = tmp_path / "0000_kombu.jobs.msg"
         empty.touch()
-        try:
+        with pytest.raises(Empty):  # an empty message is not taken
             channel._get("jobs")
-        except Empty:
-            pass
-        else:  # pragma: no cover - reported below
-            raise AssertionError("an empty message was taken")
         assert empty.exists()
         empty.write_text('{"n": 1}')
         assert channel._get("jobs") == {"n": 1}
+
+
+def test_with_store_processed_a_taken_message_is_kept_in_the_processed_folder(tmp_path):
+    processed = tmp_path / "processed"
+    processed.mkdir()
+    options = {
+        "data_folder_in": str(tmp_path),
+        "data_folder_out": str(tmp_path),
+        "store_processed": True,
+        "processed_folder": str(processed),
+        "control_folder": str(tmp_path / "control"),
+    }
+    with Connection(
+        "filesystem://", transport=embedded_broker.Transport, transport_options=options
+    ) as connection:
+        channel = connection.default_channel
+        channel._put("jobs", {"n": 7})
+        assert channel._get("jobs") == {"n": 7}
+    assert [p.name.endswith(".jobs.msg") for p in processed.iterdir()] == [True]
+    assert not [p for p in tmp_path.iterdir() if p.is_file()]

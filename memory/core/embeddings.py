@@ -338,7 +338,7 @@ class MiniLMEmbedder:
         self.threads = threads
         self._lock = threading.Lock()
         self._loaded = False
-        # One text at a time through ONNX Runtime (`_one_by_onnx`); off: numpy only.
+        # One text at a time through ONNX Runtime (`_onnx`); off: numpy only.
         self.onnx = onnx
         self._onnx_lock = threading.Lock()
         self._onnx_runner = None
@@ -449,11 +449,10 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not len(texts):
             return out
-        if len(texts) == 1:
-            vector = self._one_by_onnx(texts[0])
-            if vector is not None:
-                out[0] = vector
-                return out
+        runner = self._onnx() if len(texts) == 1 else None
+        if runner is not None:
+            out[0] = runner.encode_with_tokens(texts[0], layer=runner.layers)[0]
+            return out
         ids = self.tokenize(texts)
         if len(ids) == 1:
             # One text (a query, this turn's message): the unpadded path, no mask, no batch axis.
@@ -466,34 +465,27 @@ class MiniLMEmbedder:
             self._encode_sorted(ids, lengths, order, out)
         return out
 
-    def _one_by_onnx(self, text: str) -> np.ndarray | None:
-        """One text's vector through ONNX Runtime's fp32 graph of these weights
-        (memory/core/onnx_minilm.py): the same vector to ~1e-7, for a third of numpy's CPU
-        (3.5 against 12 ms; a memory's write and a search's query embed one text each). None
-        where ONNX Runtime cannot run it (not installed, no graph): numpy then, said once."""
-        if not self.onnx or self._onnx_failed:
-            return None
-        runner = self._onnx_runner
-        if runner is None:
+    def _onnx(self):
+        """ONNX Runtime's fp32 graph of these weights (memory/core/onnx_minilm.py), for one text at
+        a time: the same vector to ~1e-7, for a third of numpy's CPU (3.5 against 12 ms; a memory's
+        write and a search's query embed one text each). None where ONNX Runtime cannot run it
+        (not installed, no graph): numpy then, said once."""
+        if self._onnx_runner is None and self.onnx and not self._onnx_failed:
             with self._onnx_lock:
-                runner = self._onnx_runner
-                if runner is None and not self._onnx_failed:
+                if self._onnx_runner is None and not self._onnx_failed:
                     try:
                         from memory.core.onnx_minilm import OnnxMiniLM
 
                         runner = OnnxMiniLM("fp32", path=self.path, adapter=self.adapter)
                         runner.load()
+                        self._onnx_runner = runner
                     except Exception:
                         logger.warning(
                             "embeddings: ONNX Runtime unavailable, one text at a time in numpy",
                             exc_info=True,
                         )
                         self._onnx_failed = True
-                        return None
-                    self._onnx_runner = runner
-            if runner is None:
-                return None
-        return runner.encode_with_tokens(text, layer=runner.layers)[0]
+        return self._onnx_runner
 
     def encode_with_tokens(self, text: str, *, layer: int):
         """One text's vector, its tokens' hidden states after encoder layer `layer`, and its

@@ -22,8 +22,9 @@ The graph, for one unpadded text (ids of shape (tokens,)):
 Mean pooling and normalisation are done in numpy (a few microseconds). `precision="fp32"` gives
 the numpy pass's vectors to ~1e-6; `precision="int8"` quantises the MatMul weights
 (`onnxruntime.quantization.quantize_dynamic`, per-channel weights in 7 bits so that every CPU
-computes the same integers (`WEIGHT_BITS`), activations quantised per call) after SmoothQuant-style rescaling, four sensitive products left in fp32: cosine ≥ 0.99 to
-fp32 for every text of the evaluation set (tests/memory/test_meaning.py checks a sample).
+computes the same integers (`WEIGHT_BITS`), activations quantised per call) after
+SmoothQuant-style rescaling, four sensitive products left in fp32: cosine ≥ 0.99 to fp32 for
+every text of the evaluation set (tests/memory/test_meaning.py checks a sample).
 
 `load_session` raises ImportError when onnxruntime or onnx is missing; callers fall back to
 numpy (memory/conversations/meaning.py: `repeat_embedder`).
@@ -248,10 +249,10 @@ def graph_name(precision: str, path: Path | None = None, adapter: Path | None = 
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}")
     path = Path(path) if path else model_dir()
-    recipe_ = recipe(precision)
+    made = recipe(precision)
     if adapter is not None:
-        recipe_ = f"a{adapter_digest(adapter)}-" + recipe_
-    return f"{MINILM_NAME}-{_weights_digest(path)}-{recipe_}-{precision}.onnx"
+        made = f"a{adapter_digest(adapter)}-" + made
+    return f"{MINILM_NAME}-{_weights_digest(path)}-{made}-{precision}.onnx"
 
 
 def recipe(precision: str) -> str:

@@ -568,14 +568,14 @@ def summary_spine_update(
     last = SummarySpine.objects.filter(person_id=person_id, persona=persona).order_by("-version")
     last = last.first()
     total = _person_message_total(person_id)
-    if total - (last.message_count if last else 0) < SPINE_EVERY_MESSAGES:
-        if last is None and not Person.objects.filter(id=person_id).exists():
-            raise NotFound("No person with this id.", field="person_id")
-        return None
-    # Read only when a version is due (two times in five at the rolling summary's pace).
+    due = total - (last.message_count if last else 0) >= SPINE_EVERY_MESSAGES
+    if not due and last is not None:
+        return None  # the person exists (they have a spine); not read at all
     person = Person.objects.filter(id=person_id).first()
     if person is None:
         raise NotFound("No person with this id.", field="person_id")
+    if not due:
+        return None
     version = (last.version if last else 0) + 1
     try:
         with transaction.atomic():
