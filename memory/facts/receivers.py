@@ -3,7 +3,7 @@
 import re
 
 from memory.conversations.signals import ExchangeStored
-from memory.facts import tasks, withhold
+from memory.facts import extraction, tasks, withhold
 
 # Cheap gates before queueing the readers: only first-person statements can state facts about the
 # person, and only future or promise words can make a commitment. Most turns queue nothing.
@@ -12,6 +12,19 @@ _MAY_COMMIT = re.compile(
     r"\b(will|i'll|going to|gonna|tomorrow|tonight|next|remind|promise|plan(?:ning)?)\b",
     re.IGNORECASE,
 )
+
+
+def _states_facts(text: str) -> bool:
+    """Whether the job would find a fact in the person's message.
+
+    The reader (`extraction.extract_facts`) reads only the text and takes about 0.1 ms, so it
+    runs here, on the statements the word gate lets through, and the job (its queries, the
+    broker's round trip) is queued only when it will have something to store: of the load
+    test's first-person statements, about one in four.
+    """
+    if not _MAY_STATE_FACTS.search(text) or text.rstrip().endswith("?"):
+        return False
+    return bool(extraction.extract_facts(text))
 
 
 def on_exchange_stored(sender, event: ExchangeStored, **kwargs) -> None:
@@ -24,9 +37,7 @@ def on_exchange_stored(sender, event: ExchangeStored, **kwargs) -> None:
         # message before it is forgotten (memory/facts/withhold.py).
         tasks.withhold_exchange.delay_on_commit(message_id)
         return
-    if _MAY_STATE_FACTS.search(event.user_message) and not event.user_message.rstrip().endswith(
-        "?"
-    ):
+    if _states_facts(event.user_message):
         tasks.remember_message.delay_on_commit(message_id)
     if _MAY_COMMIT.search(event.user_message) or _MAY_COMMIT.search(event.assistant_message):
         tasks.extract_commitments.delay_on_commit(message_id)

@@ -91,6 +91,10 @@ def test_statements_are_read_after_commit_and_questions_are_not(
             first = _say(person, "My grandson Leo plays football")
         with django_capture_on_commit_callbacks(execute=True):
             _say(person, "Where is my grandson?")
+        # Said in the first person, but nothing in it to remember: no job for the worker.
+        with django_capture_on_commit_callbacks(execute=True):
+            quiet = _say(person, "I don't know what I was doing.")
     finally:
         tasks.remember_message.delay = original
     assert sent == [(str(first),)]
+    assert remember.remember_from_message(quiet).stored == 0
