@@ -15,7 +15,9 @@ PostgreSQL's own CPU is not in it) is steady on a busy machine, where wall time 
 gunicorn adds (HTTP parsing, its threads) is not in it either: the load test's server CPU per
 request, less this, is that.
 
-Prints CPU ms per request (p50, p90, mean) for /sessions, /context, /exchanges and /close; with
+Prints CPU ms per request (p50, p90, mean) for /sessions, /context, /exchanges and /close, and
+the SQL statements each request and job sends (mean) and, on PostgreSQL (on this machine), the
+CPU its backend spent on them; with
 --profile the cProfile top functions of /context and /exchanges (bench/results/, git-ignored).
 
 `--jobs`: also the worker's side. Each job a turn queues (it is still sent to the broker, as the
@@ -71,6 +73,16 @@ def _write_profile(profiler: cProfile.Profile, name: str) -> Path:
     return path
 
 
+def _backend_cpu_reader(connection):
+    """A function giving the CPU ms the PostgreSQL backend of `connection` has used so far
+    (its /proc/<pid>/schedstat; 0 on SQLite, where the engine's CPU is this process's own)."""
+    if connection.vendor != "postgresql":
+        return lambda: 0.0
+    connection.ensure_connection()
+    stat = Path(f"/proc/{connection.connection.info.backend_pid}/schedstat")
+    return lambda: int(stat.read_text().split()[0]) / 1e6
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--people", type=int, default=50)
@@ -114,6 +126,7 @@ def main(argv=None) -> int:
 
     django.setup()
     from django.core.management import call_command
+    from django.db import connection
     from django.test import Client
 
     from memory.conversations import services
@@ -135,6 +148,19 @@ def main(argv=None) -> int:
     rec = lt.Recorder()
     people = [lt.Person(n, "127.0.0.1", 80, raw_key, opts, rec) for n in range(args.people)]
     samples: dict[str, list[float]] = {step: [] for step in lt.STEPS}
+    # SQL statements sent, by request step and by job: each costs the database's CPU too.
+    statements: dict[str, list[int]] = {}
+    sent = [0]
+
+    def _count(execute, sql, params, many, context):
+        sent[0] += 1
+        return execute(sql, params, many, context)
+
+    connection.execute_wrappers.append(_count)
+    # PostgreSQL's side: the CPU its backend for this connection spent (Linux's schedstat, in ns;
+    # the server runs on this machine), by request step and by job.
+    database_ms: dict[str, list[float]] = {}
+    backend_cpu = _backend_cpu_reader(connection)
     # CPU ms by task name: of the jobs the measured turns queued, and of those the closes queued.
     job_samples: dict[str, list[float]] = {}
     at_close: dict[str, list[float]] = {}
@@ -160,18 +186,24 @@ def main(argv=None) -> int:
             name, job_args, job_kwargs = queued.pop(0)
             if profiled:
                 profiled.enable()
-            started = time.process_time()
+            started, before, db_before = time.process_time(), sent[0], backend_cpu()
             celery_app.tasks[name].apply(args=job_args, kwargs=job_kwargs, throw=True)
             spent = (time.process_time() - started) * 1000
+            db_spent = backend_cpu() - db_before
             if profiled:
                 profiled.disable()
             if measuring is not None:
-                measuring.setdefault(name.rsplit(".", 1)[-1], []).append(spent)
+                short = name.rsplit(".", 1)[-1]
+                measuring.setdefault(short, []).append(spent)
+                statements.setdefault(f"job {short}", []).append(sent[0] - before)
+                database_ms.setdefault(f"job {short}", []).append(db_spent)
 
     def post(step: str, path: str, body: dict) -> dict:
-        started = time.process_time()
+        started, before, db_before = time.process_time(), sent[0], backend_cpu()
         response = client.post(path, json.dumps(body), content_type="application/json")
         samples[step].append((time.process_time() - started) * 1000)
+        statements.setdefault(step, []).append(sent[0] - before)
+        database_ms.setdefault(step, []).append(backend_cpu() - db_before)
         if not 200 <= response.status_code < 300:
             raise SystemExit(f"{path}: {response.status_code} {response.content[:300]!r}")
         return response.json()
@@ -206,6 +238,8 @@ def main(argv=None) -> int:
             turn(person, n)
     for step in samples:
         samples[step].clear()
+    statements.clear()
+    database_ms.clear()
     measuring = job_samples
     if profiler:
         profiler.enable()
@@ -236,6 +270,15 @@ def main(argv=None) -> int:
         results["jobs_at_close"] = {name: summary(values) for name, values in at_close.items()}
         for name, values in sorted(at_close.items()):
             print(f"job at close {name}: CPU ms {summary(values)}")
+    results["statements"] = {
+        name: round(statistics.fmean(counts), 2) for name, counts in statements.items()
+    }
+    print("SQL statements (mean):", results["statements"])
+    if connection.vendor == "postgresql":
+        results["database_cpu_ms"] = {
+            name: round(statistics.fmean(values), 3) for name, values in database_ms.items()
+        }
+        print("PostgreSQL backend CPU ms (mean):", results["database_cpu_ms"])
     print(f"load average {lt.loadavg()}")
     if profiler:
         print(f"profile: {_write_profile(profiler, 'request-cpu-profile.txt')}")
