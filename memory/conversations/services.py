@@ -496,62 +496,71 @@ def _exchange_write(
         db_assistant_message = storage.db_encrypted(
             assistant_message, context=storage.MESSAGE_CONTENT, row=assistant_id
         )
-        cursor.execute(
-            storage.INSERT_MESSAGES,
-            [
-                db_user_id, db_session_id, db_person_id, db_user_message, db_at, sequence,
-                storage.db_idempotency_key(idempotency_key, session_id=session_id), channel,
-                escalation,
-                db_assistant_id, db_session_id, db_person_id, db_assistant_message, db_at,
-                sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
-                channel,
-            ],
-        )  # fmt: skip
-        cursor.execute(
-            storage.INSERT_EMOTION,
-            [
-                storage.db_uuid(uuid7()), db_user_id, db_session_id, db_person_id,
-                emotion.emotion, emotion.confidence, emotion.distress_score, emotion.trajectory,
-                db_at,
-            ],
-        )  # fmt: skip
         repetition_id = uuid7()
-        cursor.execute(
-            storage.INSERT_REPETITION,
-            [
-                storage.db_uuid(repetition_id), db_session_id, db_person_id, db_user_id,
-                fingerprints[0],
-                storage.db_encrypted(
-                    user_message, context=storage.REPETITION_ORIGINAL, row=repetition_id
-                ),
-                question_type, repeat_count, db_at,
-                storage.db_encrypted(
-                    assistant_message, context=storage.REPETITION_RESPONSE, row=repetition_id
-                ),
-                repeats.to_db(meaning, row=repetition_id),
-            ],
-        )  # fmt: skip
-        if narrative is not None:
-            cursor.execute(
-                storage.INSERT_NARRATIVE_USAGE,
+        writes = [
+            (
+                storage.INSERT_MESSAGES,
                 [
-                    storage.db_uuid(uuid7()), narrative.id, db_session_id, db_person_id,
-                    db_assistant_id, narrative.mode, narrative.category, emotion.emotion, db_at,
+                    db_user_id, db_session_id, db_person_id, db_user_message, db_at, sequence,
+                    storage.db_idempotency_key(idempotency_key, session_id=session_id), channel,
+                    escalation,
+                    db_assistant_id, db_session_id, db_person_id, db_assistant_message, db_at,
+                    sequence + 1, intent, narrative.id if narrative else None, processing_time_ms,
+                    channel,
                 ],
+            ),
+            (
+                storage.INSERT_EMOTION,
+                [
+                    storage.db_uuid(uuid7()), db_user_id, db_session_id, db_person_id,
+                    emotion.emotion, emotion.confidence, emotion.distress_score,
+                    emotion.trajectory, db_at,
+                ],
+            ),
+            (
+                storage.INSERT_REPETITION,
+                [
+                    storage.db_uuid(repetition_id), db_session_id, db_person_id, db_user_id,
+                    fingerprints[0],
+                    storage.db_encrypted(
+                        user_message, context=storage.REPETITION_ORIGINAL, row=repetition_id
+                    ),
+                    question_type, repeat_count, db_at,
+                    storage.db_encrypted(
+                        assistant_message, context=storage.REPETITION_RESPONSE, row=repetition_id
+                    ),
+                    repeats.to_db(meaning, row=repetition_id),
+                ],
+            ),
+        ]  # fmt: skip
+        if narrative is not None:
+            writes.append(
+                (
+                    storage.INSERT_NARRATIVE_USAGE,
+                    [
+                        storage.db_uuid(uuid7()), narrative.id, db_session_id, db_person_id,
+                        db_assistant_id, narrative.mode, narrative.category, emotion.emotion,
+                        db_at,
+                    ],
+                )
             )  # fmt: skip
         # A session talked in again is active again: the person is back.
-        cursor.execute(
-            storage.UPDATE_SESSION,
-            [
-                sequence + 1,
-                storage.db_datetime(max(storage.from_db_datetime(last_activity), at)),
-                bool(escalated) or escalation,
-                bool(chronic) or repeat_count >= repetition.CHRONIC_AT,
-                db_session_id,
-            ],
+        writes.append(
+            (
+                storage.UPDATE_SESSION,
+                [
+                    sequence + 1,
+                    storage.db_datetime(max(storage.from_db_datetime(last_activity), at)),
+                    bool(escalated) or escalation,
+                    bool(chronic) or repeat_count >= repetition.CHRONIC_AT,
+                    db_session_id,
+                ],
+            )
         )
         if person_id is not None:
-            cursor.execute(storage.TOUCH_PERSON, [db_at, db_person_id, db_at])
+            writes.append((storage.TOUCH_PERSON, [db_at, db_person_id, db_at]))
+        # The messages first: the rows after them refer to them.
+        storage.execute_writes(cursor, writes)
         # In this transaction: what subscribers write (an escalation alert) exists exactly when
         # the exchange does.
         signals.exchange_stored.send(

@@ -237,6 +237,26 @@ TOUCH_PERSON = """
     UPDATE people SET last_active_at = %s WHERE id = %s AND last_active_at < %s"""
 
 
+def execute_writes(cursor, statements: list[tuple[str, list]]) -> None:
+    """Run write statements whose results nothing reads, in order, on `cursor`.
+
+    On PostgreSQL they go as one query string, in one round trip: with client-side binding (the
+    default) psycopg merges the parameters into the text and PostgreSQL runs the statements in
+    turn, stopping at the first error, which is raised as it would be alone. A round trip costs
+    about 0.2 ms of CPU on each side whatever the statement (`bench/request_cpu.py`), and an
+    exchange writes five or six. SQLite runs in this process: no round trip to save.
+    """
+    db = cursor.db
+    if db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding"):
+        cursor.execute(
+            ";".join(sql for sql, _ in statements),
+            [value for _, params in statements for value in params],
+        )
+        return
+    for sql, params in statements:
+        cursor.execute(sql, params)
+
+
 def session_for_write_sql() -> str:
     if connection.features.has_select_for_update:
         return SESSION_FOR_WRITE + " FOR UPDATE"

@@ -23,6 +23,7 @@ from memory.models import (
     RepetitionRecord,
     Session,
 )
+from tests.support.refused_writes import RefusedWrite
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -128,31 +129,10 @@ def test_concurrent_first_exchanges_create_the_session_once():
     assert Session.objects.get(id=session_id).message_count == 10
 
 
-class DiskFailure:
-    """Once started, makes the 4th statement of an exchange transaction fail, as a full disk would.
-
-    Installed with Django's execute_wrapper on the real connection, so everything before the
-    failing statement really ran and has to be rolled back.
-    """
-
-    def __init__(self):
-        self.active = False
-
-    def __call__(self, execute, sql, params, many, context):
-        if self.active and sql.lstrip().startswith("INSERT INTO repetition_tracking"):
-            raise OperationalError("disk I/O error")
-        return execute(sql, params, many, context)
-
-    def start(self):
-        self.active = True
-
-    def stop(self):
-        self.active = False
-
-
 @pytest.fixture
 def disk_failure():
-    failure = DiskFailure()
+    # Off until a test starts it; the 4th statement of an exchange (after the messages) fails.
+    failure = RefusedWrite("INSERT INTO repetition_tracking", active=False)
     connection.execute_wrappers.append(failure)
     yield failure
     connection.execute_wrappers.remove(failure)

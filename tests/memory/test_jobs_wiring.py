@@ -75,15 +75,12 @@ def test_an_escalation_raises_one_alert_with_the_exchange():
 
 
 def test_a_failed_exchange_leaves_no_alert(monkeypatch):
-    from django.db import OperationalError, connection
+    from django.db import connection
 
-    def refuse(execute, sql, params, many, context):
-        if sql.lstrip().startswith("UPDATE people"):
-            raise OperationalError("disk I/O error")
-        return execute(sql, params, many, context)
+    from tests.support.refused_writes import RefusedWrite
 
     session, _ = services.session_resolve(user_id=uuid.uuid4())
-    with connection.execute_wrapper(refuse):
+    with connection.execute_wrapper(RefusedWrite("UPDATE people")):
         result = services.exchange_submit(
             session_id=session.id, user_message="Help me!", assistant_message="I'm here."
         )

@@ -7,11 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
-from django.db import OperationalError, connection
+from django.db import connection
 
 from memory.conversations import recovery, repetition, services
 from memory.core import crypto
 from memory.models import ChatMessage, RepetitionRecord
+from tests.support.refused_writes import RefusedWrite
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -209,20 +210,10 @@ def test_a_row_stored_before_redaction_still_matches_its_retry(api):
     assert retry.json() == first.json()
 
 
-class _RepetitionInsertFails:
-    """The database refuses the exchange part-way (after the messages were inserted)."""
-
-    active = True
-
-    def __call__(self, execute, sql, params, many, context):
-        if self.active and sql.lstrip().startswith("INSERT INTO repetition_tracking"):
-            raise OperationalError("disk I/O error")
-        return execute(sql, params, many, context)
-
-
 @pytest.fixture
 def refused_writes():
-    failure = _RepetitionInsertFails()
+    # The database refuses the exchange part-way (after the messages were inserted).
+    failure = RefusedWrite("INSERT INTO repetition_tracking")
     connection.execute_wrappers.append(failure)
     yield failure
     connection.execute_wrappers.remove(failure)
