@@ -232,8 +232,15 @@ def memory_query(
             words, scope=repetition.scope_of(person_id=session.person_id, session_id=session_id)
         )
 
-        cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
-        earlier = cursor.fetchall()
+        # The session's own rows, read together (one round trip on PostgreSQL).
+        reads = [
+            (storage.SESSION_FINGERPRINTS, [db_session_id]),
+            (storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY]),
+            (storage.SESSION_NARRATIVES, [db_session_id]),
+        ]
+        if session.message_count:
+            reads.append((storage.SESSION_WINDOW, [db_session_id, WINDOW_DISTRESSED]))
+        earlier, emotion_rows, narrative_rows, *window_rows = storage.fetch_together(cursor, reads)
         # Only a message with something before it can repeat: the first one of a session is
         # analysed by the exchange write that stores it.
         meaning = repeats.meaning_of(message) if earlier else None
@@ -251,10 +258,9 @@ def memory_query(
                 earlier[latest][4], context=storage.REPETITION_RESPONSE, row=earlier[latest][5]
             )
 
-        cursor.execute(storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY])
         history = [
             EmotionRecord(emotion, confidence, distress, trajectory, storage.from_db_datetime(at))
-            for emotion, confidence, distress, trajectory, at in reversed(cursor.fetchall())
+            for emotion, confidence, distress, trajectory, at in reversed(emotion_rows)
         ]
         if emotion is None:
             baseline = None
@@ -273,21 +279,17 @@ def memory_query(
 
         # The latest messages, as many as the widest window: what the person said lately decides
         # the width too (an escalation a turn or two ago keeps it wide).
-        latest = []
-        if session.message_count:
-            cursor.execute(storage.SESSION_WINDOW, [db_session_id, WINDOW_DISTRESSED])
-            latest = [
-                (
-                    role,
-                    storage.from_db_encrypted(
-                        content, context=storage.MESSAGE_CONTENT, row=message_id
-                    ),
-                    sequence,
-                    message_id,
-                    flagged,
-                )
-                for role, content, sequence, message_id, flagged in reversed(cursor.fetchall())
-            ]
+        latest = [
+            (
+                role,
+                storage.from_db_encrypted(content, context=storage.MESSAGE_CONTENT, row=message_id),
+                sequence,
+                message_id,
+                flagged,
+            )
+            for rows in window_rows
+            for role, content, sequence, message_id, flagged in reversed(rows)
+        ]
         said_lately = [
             (text, flagged)
             for role, text, _seq, _id, flagged in latest
@@ -320,8 +322,7 @@ def memory_query(
             for role, text, sequence, message_id, _flagged in (latest[-size:] if size else [])
         ]
 
-        cursor.execute(storage.SESSION_NARRATIVES, [db_session_id])
-        used_narratives = list(dict.fromkeys(row[0] for row in cursor.fetchall()))
+        used_narratives = list(dict.fromkeys(row[0] for row in narrative_rows))
 
         cross_count = cross_session_repeat_count(
             cursor=cursor,

@@ -237,17 +237,19 @@ TOUCH_PERSON = """
     UPDATE people SET last_active_at = %s WHERE id = %s AND last_active_at < %s"""
 
 
-def execute_writes(cursor, statements: list[tuple[str, list]]) -> None:
-    """Run write statements whose results nothing reads, in order, on `cursor`.
+def _one_round_trip(db) -> bool:
+    """Whether statements can travel to the database together, as one query string: PostgreSQL
+    with client-side binding (the default; psycopg merges the parameters into the text, and the
+    server runs the statements in turn, stopping at the first error, raised as it would be
+    alone). A round trip costs about 0.2 ms of CPU on each side whatever the statement
+    (`bench/request_cpu.py`). SQLite runs in this process: no round trip to save."""
+    return db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding")
 
-    On PostgreSQL they go as one query string, in one round trip: with client-side binding (the
-    default) psycopg merges the parameters into the text and PostgreSQL runs the statements in
-    turn, stopping at the first error, which is raised as it would be alone. A round trip costs
-    about 0.2 ms of CPU on each side whatever the statement (`bench/request_cpu.py`), and an
-    exchange writes five or six. SQLite runs in this process: no round trip to save.
-    """
-    db = cursor.db
-    if db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding"):
+
+def execute_writes(cursor, statements: list[tuple[str, list]]) -> None:
+    """Run write statements whose results nothing reads, in order (together where
+    `_one_round_trip`: an exchange writes five or six)."""
+    if _one_round_trip(cursor.db):
         cursor.execute(
             ";".join(sql for sql, _ in statements),
             [value for _, params in statements for value in params],
@@ -255,6 +257,25 @@ def execute_writes(cursor, statements: list[tuple[str, list]]) -> None:
         return
     for sql, params in statements:
         cursor.execute(sql, params)
+
+
+def fetch_together(cursor, statements: list[tuple[str, list]]) -> list[list[tuple]]:
+    """The rows of each of `statements` (reads that do not depend on one another), in order;
+    together where `_one_round_trip`."""
+    if _one_round_trip(cursor.db):
+        cursor.execute(
+            ";".join(sql for sql, _ in statements),
+            [value for _, params in statements for value in params],
+        )
+        results = [cursor.fetchall()]
+        while cursor.nextset():
+            results.append(cursor.fetchall())
+        return results
+    results = []
+    for sql, params in statements:
+        cursor.execute(sql, params)
+        results.append(cursor.fetchall())
+    return results
 
 
 def session_for_write_sql() -> str:

@@ -99,3 +99,20 @@ def test_an_exchange_sends_its_writes_to_postgresql_in_one_round_trip(api):
         "UPDATE people",
     ):
         assert statement in writes[0], statement
+
+
+def test_the_sessions_own_rows_come_from_postgresql_in_one_round_trip(api):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite runs in this process: there is no round trip to save")
+    session_id = _session(api, new_id())
+    _turn(api, session_id, LINES[0])
+    with CaptureQueriesContext(connection) as read:
+        response = api.post(f"{SESSIONS}/{session_id}/context", {"message": LINES[3]})
+    assert response.status_code == 200, response.content
+
+    together = [
+        q["sql"] for q in read.captured_queries if "SELECT fingerprint, question_type" in q["sql"]
+    ]
+    assert len(together) == 1, [q["sql"] for q in read.captured_queries]
+    for table in ("detected_emotions", "narrative_usage", "chat_messages"):
+        assert f"FROM {table}" in together[0], table
