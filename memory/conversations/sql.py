@@ -246,14 +246,16 @@ def _one_round_trip(db) -> bool:
     return db.vendor == "postgresql" and not db.settings_dict["OPTIONS"].get("server_side_binding")
 
 
+def _as_one(statements: list[tuple[str, list]]) -> tuple[str, list]:
+    """`statements` as one query string and its parameters, in order."""
+    return ";".join(sql for sql, _ in statements), [v for _, params in statements for v in params]
+
+
 def execute_writes(cursor, statements: list[tuple[str, list]]) -> None:
     """Run write statements whose results nothing reads, in order (together where
     `_one_round_trip`: an exchange writes five or six)."""
     if _one_round_trip(cursor.db):
-        cursor.execute(
-            ";".join(sql for sql, _ in statements),
-            [value for _, params in statements for value in params],
-        )
+        cursor.execute(*_as_one(statements))
         return
     for sql, params in statements:
         cursor.execute(sql, params)
@@ -263,10 +265,7 @@ def fetch_together(cursor, statements: list[tuple[str, list]]) -> list[list[tupl
     """The rows of each of `statements` (reads that do not depend on one another), in order;
     together where `_one_round_trip`."""
     if _one_round_trip(cursor.db):
-        cursor.execute(
-            ";".join(sql for sql, _ in statements),
-            [value for _, params in statements for value in params],
-        )
+        cursor.execute(*_as_one(statements))
         results = [cursor.fetchall()]
         while cursor.nextset():
             results.append(cursor.fetchall())
