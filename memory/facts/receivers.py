@@ -1,9 +1,12 @@
 """What long-term memory does when an exchange is stored (connected in `MemoryConfig.ready`)."""
 
+import logging
 import re
 
 from memory.conversations.signals import ExchangeStored
 from memory.facts import extraction, tasks, withhold
+
+logger = logging.getLogger(__name__)
 
 # Cheap gates before queueing the readers: only first-person statements can state facts about the
 # person, and only future or promise words can make a commitment. Most turns queue nothing.
@@ -24,7 +27,13 @@ def _states_facts(text: str) -> bool:
     """
     if not _MAY_STATE_FACTS.search(text) or text.rstrip().endswith("?"):
         return False
-    return bool(extraction.extract_facts(text))
+    try:
+        return bool(extraction.extract_facts(text))
+    except Exception as exc:  # noqa: BLE001 - the reader's fault must never cost the exchange
+        # This runs inside the exchange's transaction: the job reads the message again, fails
+        # there on its own, and the exchange is stored either way.
+        logger.warning("fact reader failed before queueing (%s): job queued", type(exc).__name__)
+        return True
 
 
 def on_exchange_stored(sender, event: ExchangeStored, **kwargs) -> None:

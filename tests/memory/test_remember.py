@@ -98,3 +98,23 @@ def test_statements_are_read_after_commit_and_questions_are_not(
         tasks.remember_message.delay = original
     assert sent == [(str(first),)]
     assert remember.remember_from_message(quiet).stored == 0
+
+
+def test_a_fault_in_the_fact_reader_never_costs_the_exchange(
+    person, monkeypatch, django_capture_on_commit_callbacks
+):
+    from memory import tasks
+    from memory.facts import extraction
+
+    def broken(text, **kwargs):
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setattr(extraction, "extract_facts", broken)
+    sent = []
+    monkeypatch.setattr(tasks.remember_message, "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        message_id = _say(person, "My grandson Leo plays football")
+
+    # Stored, and the job queued to read it again (where its failure is its own).
+    assert ChatMessage.objects.filter(id=message_id).exists()
+    assert sent == [(str(message_id),)]
