@@ -180,28 +180,27 @@ def _session_info(
     )
 
 
-def cross_session_repeat_count(
-    *, cursor, session: SessionInfo, fingerprints: list[str], question_type: str, now: datetime
-) -> int:
-    """How often the person asked this in their *other* sessions of the last 7 days (analytics only).
+def cross_session_repeats_read(
+    *, session: SessionInfo, fingerprints: list[str], question_type: str, now: datetime
+) -> tuple[str, list] | None:
+    """The statement counting how often the person asked this in their *other* sessions of the
+    last 7 days (analytics only); None when nothing can count (no person; a general message with
+    no content words).
 
     Counted by question type for the specific types, and by exact fingerprint for general
-    messages (a general message with no content words counts nothing). `fingerprints` are the
-    message's stored (keyed) fingerprint under each configured key.
+    messages. `fingerprints` are the message's stored (keyed) fingerprint under each configured
+    key.
     """
     if session.person_id is None:
-        return 0
+        return None
     if question_type != QuestionType.GENERAL:
         sql, match = storage.PERSON_REPEATS_BY_TYPE, [question_type]
     elif fingerprints[0]:
         sql, match = storage.person_repeats_by_fingerprint_sql(len(fingerprints)), fingerprints
     else:
-        return 0
+        return None
     since = storage.db_datetime(now - timedelta(days=CROSS_SESSION_DAYS))
-    cursor.execute(
-        sql, [storage.db_uuid(session.person_id), *match, since, storage.db_uuid(session.id)]
-    )
-    return cursor.fetchone()[0]
+    return sql, [storage.db_uuid(session.person_id), *match, since, storage.db_uuid(session.id)]
 
 
 def memory_query(
@@ -232,15 +231,22 @@ def memory_query(
             words, scope=repetition.scope_of(person_id=session.person_id, session_id=session_id)
         )
 
-        # The session's own rows, read together (one round trip on PostgreSQL).
-        reads = [
-            (storage.SESSION_FINGERPRINTS, [db_session_id]),
-            (storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY]),
-            (storage.SESSION_NARRATIVES, [db_session_id]),
-        ]
+        # The session's own rows and the person's count from other sessions, read together (one
+        # round trip on PostgreSQL).
+        reads = {
+            "earlier": (storage.SESSION_FINGERPRINTS, [db_session_id]),
+            "feelings": (storage.SESSION_EMOTIONS, [db_session_id, EMOTION_HISTORY]),
+            "told": (storage.SESSION_NARRATIVES, [db_session_id]),
+        }
         if session.message_count:
-            reads.append((storage.SESSION_WINDOW, [db_session_id, WINDOW_DISTRESSED]))
-        earlier, emotion_rows, narrative_rows, *window_rows = storage.fetch_together(cursor, reads)
+            reads["latest"] = (storage.SESSION_WINDOW, [db_session_id, WINDOW_DISTRESSED])
+        cross = cross_session_repeats_read(
+            session=session, fingerprints=fingerprints, question_type=question_type, now=now
+        )
+        if cross is not None:
+            reads["elsewhere"] = cross
+        rows = dict(zip(reads, storage.fetch_together(cursor, list(reads.values())), strict=True))
+        earlier = rows["earlier"]
         # Only a message with something before it can repeat: the first one of a session is
         # analysed by the exchange write that stores it.
         meaning = repeats.meaning_of(message) if earlier else None
@@ -260,7 +266,7 @@ def memory_query(
 
         history = [
             EmotionRecord(emotion, confidence, distress, trajectory, storage.from_db_datetime(at))
-            for emotion, confidence, distress, trajectory, at in reversed(emotion_rows)
+            for emotion, confidence, distress, trajectory, at in reversed(rows["feelings"])
         ]
         if emotion is None:
             baseline = None
@@ -287,8 +293,7 @@ def memory_query(
                 message_id,
                 flagged,
             )
-            for rows in window_rows
-            for role, content, sequence, message_id, flagged in reversed(rows)
+            for role, content, sequence, message_id, flagged in reversed(rows.get("latest", []))
         ]
         said_lately = [
             (text, flagged)
@@ -322,15 +327,8 @@ def memory_query(
             for role, text, sequence, message_id, _flagged in (latest[-size:] if size else [])
         ]
 
-        used_narratives = list(dict.fromkeys(row[0] for row in narrative_rows))
-
-        cross_count = cross_session_repeat_count(
-            cursor=cursor,
-            session=session,
-            fingerprints=fingerprints,
-            question_type=question_type,
-            now=now,
-        )
+        used_narratives = list(dict.fromkeys(row[0] for row in rows["told"]))
+        cross_count = rows["elsewhere"][0][0] if cross is not None else 0
     return MemoryQueryResult(
         session=session,
         is_repeat=repeat_count > 0,

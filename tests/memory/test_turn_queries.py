@@ -116,3 +116,5 @@ def test_the_sessions_own_rows_come_from_postgresql_in_one_round_trip(api):
     assert len(together) == 1, [q["sql"] for q in read.captured_queries]
     for table in ("detected_emotions", "narrative_usage", "chat_messages"):
         assert f"FROM {table}" in together[0], table
+    # And the count of the person's asking in other sessions (a question of a known kind).
+    assert "SELECT COUNT(*) FROM repetition_tracking" in " ".join(together[0].split())
