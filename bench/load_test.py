@@ -429,8 +429,14 @@ class Deployment:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
+                pass
+            # The shell of a Procfile line can end before what it started (a Celery worker's main
+            # process was once left running after its shell): whatever is left in the group goes.
+            try:
                 os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            except ProcessLookupError:
+                pass
+            process.wait()
         for folder in (self.env["PROMETHEUS_MULTIPROC_DIR"], self.worker_metrics):
             shutil.rmtree(folder, ignore_errors=True)
         if "CELERY_BROKER_DIR" in self.env:
