@@ -31,6 +31,7 @@ profile of their own (bench/results/job-cpu-profile.txt).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -161,6 +162,15 @@ def main(argv=None) -> int:
     # the server runs on this machine), by request step and by job.
     database_ms: dict[str, list[float]] = {}
     backend_cpu = _backend_cpu_reader(connection)
+
+    @contextlib.contextmanager
+    def sql_counted(name: str):
+        """The statements sent and the backend's CPU inside the block, kept under `name`."""
+        before, db_before = sent[0], backend_cpu()
+        yield
+        statements.setdefault(name, []).append(sent[0] - before)
+        database_ms.setdefault(name, []).append(backend_cpu() - db_before)
+
     # CPU ms by task name: of the jobs the measured turns queued, and of those the closes queued.
     job_samples: dict[str, list[float]] = {}
     at_close: dict[str, list[float]] = {}
@@ -186,24 +196,21 @@ def main(argv=None) -> int:
             name, job_args, job_kwargs = queued.pop(0)
             if profiled:
                 profiled.enable()
-            started, before, db_before = time.process_time(), sent[0], backend_cpu()
-            celery_app.tasks[name].apply(args=job_args, kwargs=job_kwargs, throw=True)
+            short = name.rsplit(".", 1)[-1]
+            started = time.process_time()
+            with sql_counted(f"job {short}"):
+                celery_app.tasks[name].apply(args=job_args, kwargs=job_kwargs, throw=True)
             spent = (time.process_time() - started) * 1000
-            db_spent = backend_cpu() - db_before
             if profiled:
                 profiled.disable()
             if measuring is not None:
-                short = name.rsplit(".", 1)[-1]
                 measuring.setdefault(short, []).append(spent)
-                statements.setdefault(f"job {short}", []).append(sent[0] - before)
-                database_ms.setdefault(f"job {short}", []).append(db_spent)
 
     def post(step: str, path: str, body: dict) -> dict:
-        started, before, db_before = time.process_time(), sent[0], backend_cpu()
-        response = client.post(path, json.dumps(body), content_type="application/json")
+        started = time.process_time()
+        with sql_counted(step):
+            response = client.post(path, json.dumps(body), content_type="application/json")
         samples[step].append((time.process_time() - started) * 1000)
-        statements.setdefault(step, []).append(sent[0] - before)
-        database_ms.setdefault(step, []).append(backend_cpu() - db_before)
         if not 200 <= response.status_code < 300:
             raise SystemExit(f"{path}: {response.status_code} {response.content[:300]!r}")
         return response.json()

@@ -20,8 +20,8 @@ LINES = [
 ]
 
 
-def _turn(api, session_id: str, message: str) -> tuple[int, int]:
-    """(statements of /context, statements of /exchanges) for one turn."""
+def _statements(api, session_id: str, message: str) -> tuple[list[str], list[str]]:
+    """The SQL of one turn: (what /context sent, what /exchanges sent)."""
     with CaptureQueriesContext(connection) as read:
         response = api.post(f"{SESSIONS}/{session_id}/context", {"message": message})
     assert response.status_code == 200, response.content
@@ -31,7 +31,13 @@ def _turn(api, session_id: str, message: str) -> tuple[int, int]:
             {"user_message": message, "assistant_message": "That sounds lovely, tell me more."},
         )
     assert response.status_code == 201, response.content
-    return len(read.captured_queries), len(write.captured_queries)
+    return [q["sql"] for q in read.captured_queries], [q["sql"] for q in write.captured_queries]
+
+
+def _turn(api, session_id: str, message: str) -> tuple[int, int]:
+    """(statements of /context, statements of /exchanges) for one turn."""
+    reads, writes = _statements(api, session_id, message)
+    return len(reads), len(writes)
 
 
 def _session(api, user_id: str) -> str:
@@ -72,49 +78,32 @@ CONTEXT_STATEMENTS = 13
 EXCHANGE_STATEMENTS = 11
 
 
-def test_an_exchange_sends_its_writes_to_postgresql_in_one_round_trip(api):
+def test_a_turn_reads_the_session_and_writes_the_exchange_in_one_round_trip_each_on_postgresql(
+    api,
+):
     if connection.vendor != "postgresql":
         pytest.skip("SQLite runs in this process: there is no round trip to save")
-    user_id = new_id()
-    session_id = _session(api, user_id)
+    session_id = _session(api, new_id())
     _turn(api, session_id, LINES[0])
-    with CaptureQueriesContext(connection) as write:
-        response = api.post(
-            f"{SESSIONS}/{session_id}/exchanges",
-            {"user_message": LINES[2], "assistant_message": "That sounds lovely, tell me more."},
-        )
-    assert response.status_code == 201, response.content
 
-    writes = [
-        q["sql"]
-        for q in write.captured_queries
-        if q["sql"].lstrip().startswith(("INSERT", "UPDATE"))
-    ]
+    reads, sent = _statements(api, session_id, LINES[3])  # a question of a known kind
+
+    together = [sql for sql in reads if "SELECT fingerprint, question_type" in sql]
+    assert len(together) == 1, reads
+    for read in (
+        "FROM detected_emotions",
+        "FROM narrative_usage",
+        "FROM chat_messages",
+        "SELECT COUNT(*) FROM repetition_tracking",  # the person's asking in other sessions
+    ):
+        assert read in " ".join(together[0].split()), read
+    writes = [sql for sql in sent if sql.lstrip().startswith(("INSERT", "UPDATE"))]
     assert len(writes) == 1, writes
-    for statement in (
+    for write in (
         "INSERT INTO chat_messages",
         "INSERT INTO detected_emotions",
         "INSERT INTO repetition_tracking",
         "UPDATE sessions",
         "UPDATE people",
     ):
-        assert statement in writes[0], statement
-
-
-def test_the_sessions_own_rows_come_from_postgresql_in_one_round_trip(api):
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite runs in this process: there is no round trip to save")
-    session_id = _session(api, new_id())
-    _turn(api, session_id, LINES[0])
-    with CaptureQueriesContext(connection) as read:
-        response = api.post(f"{SESSIONS}/{session_id}/context", {"message": LINES[3]})
-    assert response.status_code == 200, response.content
-
-    together = [
-        q["sql"] for q in read.captured_queries if "SELECT fingerprint, question_type" in q["sql"]
-    ]
-    assert len(together) == 1, [q["sql"] for q in read.captured_queries]
-    for table in ("detected_emotions", "narrative_usage", "chat_messages"):
-        assert f"FROM {table}" in together[0], table
-    # And the count of the person's asking in other sessions (a question of a known kind).
-    assert "SELECT COUNT(*) FROM repetition_tracking" in " ".join(together[0].split())
+        assert write in writes[0], write
