@@ -43,6 +43,9 @@ staticfiles/.collected: .venv/.synced $(shell find static -type f)
 # collectstatic first: the web process serves its output compressed (Procfile.dev).
 # --env /dev/null: settings come from the environment only, as for prepare_run. Unbuffered, so
 # each line shows when it happens, even through a pipe.
+# Set before the run rule names it: make expands a rule's prerequisites as it reads the rule, and
+# an ENV_FILE defined further down left `run` without it (the .env was never written).
+ENV_FILE ?= .env
 run: export PYTHONUNBUFFERED = 1
 # Links in alert e-mails point at the server this serves, on its PORT (honcho hands each process
 # a PORT of its own, so the worker could not work it out itself). A CLARA_SITE_URL given wins.
@@ -55,7 +58,6 @@ run: install staticfiles/.collected $(ENV_FILE)
 # The local demo's settings, read by clara/settings.py wherever a command starts (git-ignored):
 # after `make run`, `.venv/bin/python manage.py ...` and the MCP server work in a new shell with
 # no DEBUG=1 typed. Written only when missing: an existing .env is never overwritten.
-ENV_FILE ?= .env
 $(ENV_FILE):
 	@printf '%s\n' \
 		"# Written by \`make run\` for the local demo; git-ignored, never overwritten (delete it to" \
