@@ -73,6 +73,16 @@ def _demo_env(folder: Path, *, migrate: bool = True) -> Path:
     return path
 
 
+def test_make_run_writes_the_env_file():
+    # A dry run that makes every prerequisite: `run` must depend on the .env rule as the file is
+    # read (an ENV_FILE defined below the rule once left it out, and no .env was ever written).
+    planned = subprocess.run(
+        ["make", "-nB", "run"], cwd=ROOT, env=_clean_env(), capture_output=True, text=True
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert "Wrote .env" in planned.stdout
+
+
 def test_make_never_overwrites_an_existing_env(tmp_path):
     path = tmp_path / ".env"
     path.write_text("DEBUG=0\nSECRET_KEY=mine\n")
