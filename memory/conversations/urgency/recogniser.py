@@ -50,13 +50,13 @@ THRESHOLD = {
         reasons.DANGER_AT_HOME: 0.675,
     },
     examples.MULTILINGUAL_SPACE: {
-        reasons.FALL: 0.35,
-        reasons.PAIN: 0.6,
-        reasons.SELF_HARM: 0.5,
-        reasons.WANTS_TO_LEAVE: 0.45,
-        reasons.ASKS_FOR_HELP: 0.775,
-        reasons.SEVERE_DISTRESS: 0.45,
-        reasons.DANGER_AT_HOME: 0.425,
+        reasons.FALL: 0.325,
+        reasons.PAIN: 0.575,
+        reasons.SELF_HARM: 0.3,
+        reasons.WANTS_TO_LEAVE: 0.575,
+        reasons.ASKS_FOR_HELP: 0.75,
+        reasons.SEVERE_DISTRESS: 0.375,
+        reasons.DANGER_AT_HOME: 0.475,
     },
 }
 # An explicit phrase stands unless the meaning's probability of urgent is below this.
