@@ -110,8 +110,21 @@ class TurnFacts:
         return self.pinned + self.others
 
 
+def _person_reads(person_id: uuid.UUID | None) -> dict[str, tuple[str, list]]:
+    """What the turn reads about the session's person beside the session's own rows (one round
+    trip on PostgreSQL): their companion's memory policy and whether this process's copy of
+    their memories is current."""
+    if person_id is None:
+        return {}
+    return {"policy": continuity.policy_read(person_id), "facts": search.turn_scope_read(person_id)}
+
+
 def confirmed_facts_for(
-    *, person_id: uuid.UUID | None, message: str, now: datetime | None = None
+    *,
+    person_id: uuid.UUID | None,
+    message: str,
+    now: datetime | None = None,
+    scope_rows: list[tuple] | None = None,
 ) -> TurnFacts:
     """Caregiver-confirmed facts for this turn: name and top preferences, pinned facts, and the
     confirmed facts whose words match the message. Unconfirmed ones never reach the prompt.
@@ -121,7 +134,7 @@ def confirmed_facts_for(
     facts = TurnFacts()
     if person_id is None:
         return facts
-    picked = search.turn_facts(person_id=person_id, message=message, at=now)
+    picked = search.turn_facts(person_id=person_id, message=message, at=now, scope_rows=scope_rows)
     seen: set = set()
     for memory in picked:
         if memory.id not in seen and memory.confirmed:
@@ -206,6 +219,7 @@ def context_build(
         emotion=emotion,
         now=now,
         organisation_id=organisation_id,
+        also=_person_reads,
     )
     session = query.session
     reading = query.current_emotion
@@ -245,7 +259,9 @@ def context_build(
     agreed_answer = agreed_answer_for(
         about, message=message, question_type=query.question_type, meaning=query.meaning
     )
-    remembered = confirmed_facts_for(person_id=session.person_id, message=message, now=now)
+    remembered = confirmed_facts_for(
+        person_id=session.person_id, message=message, now=now, scope_rows=query.also.get("facts")
+    )
     from_profile = profile_facts_for(about, message=message)
     inputs = context.ContextInputs(
         agreed_answer=agreed_answer,
@@ -278,7 +294,7 @@ def context_build(
         at=now,
     )
     if session.person_id is not None:
-        if continuity.policy_of(session.person_id) == MemoryPolicy.CONTINUOUS:
+        if continuity.policy_from(query.also["policy"]) == MemoryPolicy.CONTINUOUS:
             # A companion outside dementia care: one stream across sessions (memory/companion/continuity.py).
             rendered = continuity.stream_render(
                 person_id=session.person_id, message=message, now=now

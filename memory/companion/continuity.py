@@ -80,9 +80,17 @@ PERSON_POLICY = """
 def policy_of(person_id: uuid.UUID) -> str:
     """The policy of a person's companion in one query (the per-turn path)."""
     with connection.cursor() as cursor:
-        cursor.execute(PERSON_POLICY, [storage.db_uuid(person_id)])
-        row = cursor.fetchone()
-    return row[0] if row else MemoryPolicy.DEMENTIA_SAFE
+        cursor.execute(*policy_read(person_id))
+        return policy_from(cursor.fetchall())
+
+
+def policy_read(person_id: uuid.UUID) -> tuple[str, list]:
+    """`policy_of`'s read, for a caller that sends it with its own reads (`policy_from`)."""
+    return PERSON_POLICY, [storage.db_uuid(person_id)]
+
+
+def policy_from(rows: list[tuple]) -> str:
+    return rows[0][0] if rows else MemoryPolicy.DEMENTIA_SAFE
 
 
 def _in_care(person_ids) -> bool:

@@ -46,7 +46,7 @@ from django.utils.dateparse import parse_datetime
 from memory.companion import prompt
 from memory.companion.models import Narrative
 from memory.conversations.models import NarrativeUsage
-from memory.conversations.sql import db_uuid, from_db_json_value
+from memory.conversations.sql import db_uuid, fetch_together, from_db_json_value
 from memory.core import crypto
 from memory.core.fields import row_text
 from memory.core.screening import NO_APPROVALS, Approvals
@@ -387,15 +387,18 @@ _LIBRARY_MAX_AGE = timedelta(minutes=1)
 _library_cache: dict = {}
 
 
-def _library_entry() -> tuple[list[_Candidate], list[_Candidate]]:
+def _library_entry(version_row: tuple | None = None) -> tuple[list[_Candidate], list[_Candidate]]:
     """The active shared narratives, and those of them the firewall lets through, from memory
     while the library is unchanged. The screen is pure (cached by text), so a story's verdict
     holds as long as the story: deciding it once per library, not for every story on every
     turn, saved about a millisecond of each /context that offers a story (docs/benchmarks.md,
-    "Capacity of one machine")."""
-    with connection.cursor() as cursor:
-        cursor.execute(_LIBRARY_VERSION)
-        version = (connection.alias, *cursor.fetchone())
+    "Capacity of one machine"). `version_row`: `_LIBRARY_VERSION`'s row, when the caller read
+    it with its own reads."""
+    if version_row is None:
+        with connection.cursor() as cursor:
+            cursor.execute(_LIBRARY_VERSION)
+            version_row = cursor.fetchone()
+    version = (connection.alias, *version_row)
     now = timezone.now()
     cached = _library_cache.get("entry")
     if cached and cached[0] == version and now - cached[1] < _LIBRARY_MAX_AGE:
@@ -452,11 +455,17 @@ _PERSON_CANDIDATES_SQL = """
     FROM narratives WHERE person_id = %s AND active = %s"""
 
 
+def _person_candidates_read(person_id: uuid.UUID) -> tuple[str, list]:
+    return _PERSON_CANDIDATES_SQL, [db_uuid(person_id), True]
+
+
 def _person_candidates(person_id: uuid.UUID) -> list["_Candidate"]:
-    params = [db_uuid(person_id), True]
     with connection.cursor() as cursor:
-        cursor.execute(_PERSON_CANDIDATES_SQL, params)
-        rows = cursor.fetchall()
+        cursor.execute(*_person_candidates_read(person_id))
+        return _candidates_from(person_id, cursor.fetchall())
+
+
+def _candidates_from(person_id: uuid.UUID, rows) -> list["_Candidate"]:
     return [
         _Candidate(
             id=id_,
@@ -533,6 +542,12 @@ def person_heard(*, person_id: uuid.UUID, now: datetime) -> dict[str, Heard]:
     narrative in SQL: how often, when last, and the mean fall in distress from their message of
     that exchange to their next message in the same session, where there was one.
     """
+    with connection.cursor() as cursor:
+        cursor.execute(*_heard_read(person_id, now))
+        return _heard_from(cursor.fetchall())
+
+
+def _heard_read(person_id: uuid.UUID, now: datetime) -> tuple[str, list]:
     params = [
         NarrativeUsage._meta.get_field("person").target_field.get_db_prep_value(
             person_id, connection
@@ -540,9 +555,10 @@ def person_heard(*, person_id: uuid.UUID, now: datetime) -> dict[str, Heard]:
         connection.ops.adapt_datetimefield_value(now - timedelta(days=RECENT_DAYS)),
         RECENT_USAGE_LIMIT,
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(_HEARD_SQL, params)
-        rows = cursor.fetchall()
+    return _HEARD_SQL, params
+
+
+def _heard_from(rows) -> dict[str, Heard]:
     return {
         narrative_id: Heard(
             times=times,
@@ -593,11 +609,25 @@ def narrative_choose(
     # A story the firewall holds back is never offered (staff see it on the memories page):
     # the library's verdicts are kept with it (it is about no one, so no person's approval lets
     # one through), the person's own stories are screened here, with what staff approved.
-    candidates = list(_library_entry()[1])
-    if person_id is not None:
-        candidates += [
-            c for c in _person_candidates(person_id) if tellable(c.text, c.theme_tags, approvals)
+    heard: dict[str, Heard] = {}
+    if person_id is None:
+        candidates = list(_library_entry()[1])
+    else:
+        # The library's version, the person's own stories and what they heard lately: read
+        # together (one round trip on PostgreSQL).
+        with connection.cursor() as cursor:
+            version, own, heard_rows = fetch_together(
+                cursor,
+                [
+                    (_LIBRARY_VERSION, []),
+                    _person_candidates_read(person_id),
+                    _heard_read(person_id, now),
+                ],
+            )
+        candidates = list(_library_entry(version[0])[1]) + [
+            c for c in _candidates_from(person_id, own) if tellable(c.text, c.theme_tags, approvals)
         ]
+        heard = _heard_from(heard_rows)
     if not candidates:
         return None
     if used_in_session is None:
@@ -605,7 +635,6 @@ def narrative_choose(
             "narrative_id", flat=True
         )
     used = set(used_in_session)
-    heard = person_heard(person_id=person_id, now=now) if person_id is not None else {}
     ranked = rank_narratives(
         candidates,
         person_id=person_id,

@@ -9,6 +9,7 @@ person's usual distress through (person, timestamp). Repeats are counted by word
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -96,6 +97,8 @@ class MemoryQueryResult:
     recent_escalation: bool = False
     # The meaning of this message, when analysed (the exchange write reuses it).
     meaning: repeats.MessageMeaning | None = field(default=None, compare=False, repr=False)
+    # The rows of the caller's own reads (`memory_query(also=...)`), by the names it gave them.
+    also: dict[str, list[tuple]] = field(default_factory=dict, compare=False, repr=False)
     # The session's latest messages as read (up to WINDOW_DISTRESSED, oldest first), whatever
     # the window: the turn's context looks for anchors in them without reading them again.
     # Never serialised.
@@ -210,11 +213,15 @@ def memory_query(
     emotion: EmotionReading | None = None,
     now: datetime | None = None,
     organisation_id: uuid.UUID | None = None,
+    also: Callable[[uuid.UUID | None], dict[str, tuple[str, list]]] | None = None,
 ) -> MemoryQueryResult:
     """The per-turn memory read (flow step 3). Stores nothing.
 
     Returns the repetition result for `message`, the conversation window (window_size_for), the
     last 10 emotion records, the narratives already used this session, and caregiver context.
+    `also(person_id)` names reads of the caller's (statement, parameters) that depend only on
+    the session's person: they travel with the session's own (one round trip on PostgreSQL),
+    and their rows come back in `also` under the same names.
     """
     now = now or timezone.now()
     # Compared as stored: redacted first, so a secret neither changes the match nor travels on.
@@ -245,6 +252,8 @@ def memory_query(
         )
         if cross is not None:
             reads["elsewhere"] = cross
+        extra = also(session.person_id) if also is not None else {}
+        reads.update({("also", name): read for name, read in extra.items()})
         rows = dict(zip(reads, storage.fetch_together(cursor, list(reads.values())), strict=True))
         earlier = rows["earlier"]
         # Only a message with something before it can repeat: the first one of a session is
@@ -346,6 +355,7 @@ def memory_query(
         recent_escalation=recent_escalation,
         meaning=meaning,
         latest=tuple((role, text, sequence) for role, text, sequence, _id, _flag in latest),
+        also={name: rows[("also", name)] for name in extra},
     )
 
 

@@ -621,11 +621,29 @@ def _budget_bytes() -> int:
     return settings.CLARA_SEARCH_MEMORY_MB * 1024 * 1024
 
 
-def _copy_for(scope: str) -> _ScopeCopy:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT generation, epoch FROM memory_scopes WHERE scope = %s", [scope])
-        row = cursor.fetchone()
-    generation, epoch = row if row else (0, 0)
+_SCOPE_STATE = "SELECT generation, epoch FROM memory_scopes WHERE scope = %s"
+
+
+def _person_scope(person_id: uuid.UUID) -> str:
+    from memory.facts.store import person_namespace
+
+    return SEP.join(person_namespace(person_id))
+
+
+def turn_scope_read(person_id: uuid.UUID) -> tuple[str, list]:
+    """The read that tells whether this process's copy of the person's memories is current
+    (`turn_facts(scope_rows=...)`), for a caller that sends it with its own reads."""
+    return _SCOPE_STATE, [_person_scope(person_id)]
+
+
+def _copy_for(scope: str, scope_rows: list[tuple] | None = None) -> _ScopeCopy:
+    """The scope's copy, brought up to date. `scope_rows`: `_SCOPE_STATE`'s rows for `scope`,
+    when the caller read them with its own reads."""
+    if scope_rows is None:
+        with connection.cursor() as cursor:
+            cursor.execute(_SCOPE_STATE, [scope])
+            scope_rows = cursor.fetchall()
+    generation, epoch = scope_rows[0] if scope_rows else (0, 0)
     with _copies_lock:
         copy = _copies.get(scope)
         if copy is None:
@@ -1082,18 +1100,22 @@ def always_inject(*, person_id: uuid.UUID, at: datetime | None = None) -> list[M
 
 
 def turn_facts(
-    *, person_id: uuid.UUID, message: str, related: int = 3, at: datetime | None = None
+    *,
+    person_id: uuid.UUID,
+    message: str,
+    related: int = 3,
+    at: datetime | None = None,
+    scope_rows: list[tuple] | None = None,
 ) -> list[Memory]:
     """Everything the per-turn prompt may hold, from the person's in-memory copy in one pass:
     name and top preferences (always), pinned facts (foundation), and the facts whose words match
     the message (keywords only: no embedding on the turn's path). Confirmed facts only.
 
-    One indexed read (the generation) when the copy is current, instead of a query per tier.
+    One indexed read (the generation) when the copy is current, instead of a query per tier;
+    none when the caller passes its rows (`turn_scope_read`, read with the turn's own reads).
     """
     at = at or timezone.now()
-    from memory.facts.store import person_namespace
-
-    copy = _copy_for(SEP.join(person_namespace(person_id)))
+    copy = _copy_for(_person_scope(person_id), scope_rows)
     try:
         if not copy.memories:
             return []

@@ -95,8 +95,18 @@ def test_a_turn_reads_the_session_and_writes_the_exchange_in_one_round_trip_each
         "FROM narrative_usage",
         "FROM chat_messages",
         "SELECT COUNT(*) FROM repetition_tracking",  # the person's asking in other sessions
+        "SELECT pe.memory_policy FROM people",  # their companion's policy
+        "SELECT generation, epoch FROM memory_scopes",  # whether their memories' copy is current
     ):
         assert read in " ".join(together[0].split()), read
+    alone = [sql for sql in reads if sql not in together]
+    assert not [sql for sql in alone if "memory_policy" in sql or "memory_scopes" in sql], alone
+    # A turn that may tell a story reads the library's version, the person's own stories and
+    # what they heard lately together.
+    stories = [sql for sql in reads if "FROM narratives WHERE person_id IS NULL" in sql]
+    assert len(stories) == 1, reads
+    assert "FROM narratives WHERE person_id = " in stories[0], stories
+    assert "FROM narrative_usage u" in stories[0], stories
     writes = [sql for sql in sent if sql.lstrip().startswith(("INSERT", "UPDATE"))]
     assert len(writes) == 1, writes
     for write in (
