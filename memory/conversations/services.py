@@ -313,15 +313,17 @@ def _session_for_write(
     db_session_id,
     at: datetime,
     organisation_id: uuid.UUID | None,
-) -> tuple:
-    """The session's row, locked for this transaction; created on the fly if unknown (flow step 1).
+    then: Sequence[tuple[str, list]] = (),
+) -> tuple[tuple, list[list[tuple]]]:
+    """The session's row, locked for this transaction; created on the fly if unknown (flow step 1),
+    and the rows of `then`, reads of the session's own rows made once the lock is held (with
+    the lock, one round trip on PostgreSQL).
 
     A session of another organisation than `organisation_id` is a Conflict: its id is taken.
     """
-    sql = storage.session_for_write_sql()
-    cursor.execute(sql, [db_session_id])
-    row = cursor.fetchone()
-    if row is None:
+    lock = (storage.session_for_write_sql(), [db_session_id])
+    locked, *rows = storage.fetch_together(cursor, [lock, *then])
+    if not locked:
         try:
             with transaction.atomic():
                 Session.objects.create(
@@ -331,12 +333,12 @@ def _session_for_write(
                     last_activity_at=at,
                 )
         except IntegrityError:
-            pass  # created by a concurrent writer; lock theirs
-        cursor.execute(sql, [db_session_id])
-        row = cursor.fetchone()
+            pass  # created by a concurrent writer: lock theirs, and read what it wrote since
+        locked, *rows = storage.fetch_together(cursor, [lock, *then])
+    row = locked[0]
     if organisation_id is not None and storage.from_db_uuid(row[6]) != organisation_id:
         raise Conflict("This session_id cannot be used.", field="session_id")
-    return row[:6]
+    return row[:6], rows
 
 
 def exchange_record(**fields) -> StoredExchange:
@@ -424,14 +426,23 @@ def _exchange_write(
     db_session_id = storage.db_uuid(session_id)
     db_at = storage.db_datetime(at)
 
+    # The session's earlier fingerprints, and without the bot's emotion reading its latest
+    # distress: read with the session's lock.
+    reads = [(storage.SESSION_FINGERPRINTS, [db_session_id])]
+    if emotion is None:
+        reads.append(
+            (storage.SESSION_RECENT_DISTRESS, [db_session_id, emotion_reader.TRAJECTORY_READINGS])
+        )
     with connection.cursor() as cursor:
-        person_id, message_count, _status, last_activity, escalated, chronic = _session_for_write(
+        session_row, read = _session_for_write(
             cursor,
             session_id=session_id,
             db_session_id=db_session_id,
             at=at,
             organisation_id=organisation_id,
+            then=reads,
         )
+        person_id, message_count, _status, last_activity, escalated, chronic = session_row
         if idempotency_key is not None:
             stored = _stored_exchange_for_key(
                 cursor,
@@ -448,26 +459,19 @@ def _exchange_write(
             words, scope=repetition.scope_of(person_id=person_id, session_id=session_id)
         )
 
-        cursor.execute(storage.SESSION_FINGERPRINTS, [db_session_id])
         repeat_count = sum(
             repeats.repeat_flags(
                 variants=fingerprints,
                 question_type=question_type,
                 meaning=meaning,
-                earlier=[
-                    (fp, qtype, stored, rid) for fp, qtype, stored, _m, _r, rid in cursor.fetchall()
-                ],
+                earlier=[(fp, qtype, stored, rid) for fp, qtype, stored, _m, _r, rid in read[0]],
             )
         )
         # The bot's own reading, if it sent one: only that may raise the flag by itself
         # (escalation.detect); the built-in reader's level depends on the session's history.
         bot_emotion = emotion
         if emotion is None:
-            cursor.execute(
-                storage.SESSION_RECENT_DISTRESS,
-                [db_session_id, emotion_reader.TRAJECTORY_READINGS],
-            )
-            recent = [row[0] for row in cursor.fetchall()][::-1]
+            recent = [row[0] for row in read[1]][::-1]
             baseline = None
             if len(recent) < emotion_reader.TRAJECTORY_READINGS:
                 baseline = selectors.baseline_distress(

@@ -107,6 +107,13 @@ def test_a_turn_reads_the_session_and_writes_the_exchange_in_one_round_trip_each
     assert len(stories) == 1, reads
     assert "FROM narratives WHERE person_id = " in stories[0], stories
     assert "FROM narrative_usage u" in stories[0], stories
+    # The exchange locks the session and reads its earlier fingerprints and latest distress
+    # (the bot sent no emotion reading) in one round trip, the lock first.
+    locks = [sql for sql in sent if "FOR UPDATE" in sql]
+    assert len(locks) == 1, sent
+    lock = " ".join(locks[0].split())
+    assert lock.index("FOR UPDATE") < lock.index("FROM repetition_tracking"), lock
+    assert "FROM detected_emotions WHERE session_id" in lock, lock
     writes = [sql for sql in sent if sql.lstrip().startswith(("INSERT", "UPDATE"))]
     assert len(writes) == 1, writes
     for write in (
