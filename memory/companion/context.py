@@ -233,6 +233,15 @@ def context_build(
         emotion=emotion.emotion if emotion else None,
         distress=emotion.distress_score if emotion else 0.0,
     )
+    if (
+        session.person_id is not None
+        and continuity.policy_from(query.also["policy"]) == MemoryPolicy.CONTINUOUS
+    ):
+        # A companion outside dementia care: one stream across sessions (continuity.py). The
+        # dementia-safe prompt's story and facts are not chosen: none of them would reach the
+        # LLM, so none may be recorded as told or used.
+        rendered = continuity.stream_render(person_id=session.person_id, message=message, now=now)
+        return ContextResult(rendered=rendered, query=query, narrative=None, escalation=flagged)
     chosen = None
     helping = _answer_helps(query)
     if _wants_narrative(query):
@@ -293,12 +302,6 @@ def context_build(
         session_id=session.id,
         at=now,
     )
-    if session.person_id is not None:
-        if continuity.policy_from(query.also["policy"]) == MemoryPolicy.CONTINUOUS:
-            # A companion outside dementia care: one stream across sessions (memory/companion/continuity.py).
-            rendered = continuity.stream_render(
-                person_id=session.person_id, message=message, now=now
-            )
     return ContextResult(rendered=rendered, query=query, narrative=chosen, escalation=flagged)
 
 

@@ -122,3 +122,33 @@ def test_a_forgotten_memory_is_passed_over(person, eager):
     gone = _fact(person, "Likes the sea")
     store.memory_forget(gone.id)
     assert store.memories_used([(gone.id, None, 1, timezone.now())]) == 0
+
+
+def test_a_continuous_companion_records_no_story_told_and_no_fact_used_from_a_prompt_it_never_sends(
+    person,
+):
+    """The dementia-safe prompt's story and facts are not chosen for a companion outside
+    dementia care (its prompt is the stream's): nothing reaches its LLM from them, so nothing
+    may count as told or used. The urgent-moment flag stands."""
+    from memory.companion import continuity
+
+    _fact(person, "Worked as a nurse", type="life_story", pinned=True)
+    session, _ = services.session_resolve(user_id=person.id)
+    # The same turns with Clara's rules: the fact counts, and a story is offered.
+    offered = [
+        context_build(session_id=session.id, message=message)
+        for message in ("What day is it?", "What day is it?", "What day is it today?")
+    ]
+    assert usage.pending()
+    assert any(result.narrative is not None for result in offered)
+    usage.flush()
+
+    continuity.persona_policy_set(slug="buddy", policy="continuous", display_name="Buddy")
+    continuity.person_persona_set(person_id=person.id, persona="buddy")
+    for message in ("What day is it?", "What day is it today?"):
+        result = context_build(session_id=session.id, message=message)
+        assert result.narrative is None
+        assert "Buddy" in result.rendered.system_prompt
+    assert usage.pending() == []
+    urgent = context_build(session_id=session.id, message="I've fallen and I can't get up")
+    assert urgent.escalation.escalate
