@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -79,9 +79,7 @@ PERSON_POLICY = """
 
 def policy_of(person_id: uuid.UUID) -> str:
     """The policy of a person's companion in one query (the per-turn path)."""
-    with connection.cursor() as cursor:
-        cursor.execute(*policy_read(person_id))
-        return policy_from(cursor.fetchall())
+    return policy_from(storage.fetch(policy_read(person_id)))
 
 
 def policy_read(person_id: uuid.UUID) -> tuple[str, list]:

@@ -46,7 +46,7 @@ from django.utils.dateparse import parse_datetime
 from memory.companion import prompt
 from memory.companion.models import Narrative
 from memory.conversations.models import NarrativeUsage
-from memory.conversations.sql import db_uuid, fetch_together, from_db_json_value
+from memory.conversations.sql import db_uuid, fetch, fetch_together, from_db_json_value
 from memory.core import crypto
 from memory.core.fields import row_text
 from memory.core.screening import NO_APPROVALS, Approvals
@@ -395,9 +395,7 @@ def _library_entry(version_row: tuple | None = None) -> tuple[list[_Candidate], 
     "Capacity of one machine"). `version_row`: `_LIBRARY_VERSION`'s row, when the caller read
     it with its own reads."""
     if version_row is None:
-        with connection.cursor() as cursor:
-            cursor.execute(_LIBRARY_VERSION)
-            version_row = cursor.fetchone()
+        (version_row,) = fetch((_LIBRARY_VERSION, []))
     version = (connection.alias, *version_row)
     now = timezone.now()
     cached = _library_cache.get("entry")
@@ -455,14 +453,22 @@ _PERSON_CANDIDATES_SQL = """
     FROM narratives WHERE person_id = %s AND active = %s"""
 
 
-def _person_candidates_read(person_id: uuid.UUID) -> tuple[str, list]:
-    return _PERSON_CANDIDATES_SQL, [db_uuid(person_id), True]
-
-
-def _person_candidates(person_id: uuid.UUID) -> list["_Candidate"]:
+def _person_stories(
+    person_id: uuid.UUID, now: datetime
+) -> tuple[tuple, list["_Candidate"], dict[str, "Heard"]]:
+    """What a turn that may tell a story reads about the person, together (one round trip on
+    PostgreSQL): the shared library's version row (`_library_entry`), the person's own active
+    stories, and what they heard lately (`_heard_read`)."""
     with connection.cursor() as cursor:
-        cursor.execute(*_person_candidates_read(person_id))
-        return _candidates_from(person_id, cursor.fetchall())
+        version, own, heard = fetch_together(
+            cursor,
+            [
+                (_LIBRARY_VERSION, []),
+                (_PERSON_CANDIDATES_SQL, [db_uuid(person_id), True]),
+                _heard_read(person_id, now),
+            ],
+        )
+    return version[0], _candidates_from(person_id, own), _heard_from(heard)
 
 
 def _candidates_from(person_id: uuid.UUID, rows) -> list["_Candidate"]:
@@ -535,19 +541,13 @@ def _db_datetime(value) -> datetime:
     return value
 
 
-def person_heard(*, person_id: uuid.UUID, now: datetime) -> dict[str, Heard]:
-    """What this person heard lately, by narrative id. One query.
+def _heard_read(person_id: uuid.UUID, now: datetime) -> tuple[str, list]:
+    """The read of what this person heard lately, by narrative id (`_heard_from`).
 
     Looks at their latest RECENT_USAGE_LIMIT usages within RECENT_DAYS and groups them by
     narrative in SQL: how often, when last, and the mean fall in distress from their message of
     that exchange to their next message in the same session, where there was one.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(*_heard_read(person_id, now))
-        return _heard_from(cursor.fetchall())
-
-
-def _heard_read(person_id: uuid.UUID, now: datetime) -> tuple[str, list]:
     params = [
         NarrativeUsage._meta.get_field("person").target_field.get_db_prep_value(
             person_id, connection
@@ -613,21 +613,10 @@ def narrative_choose(
     if person_id is None:
         candidates = list(_library_entry()[1])
     else:
-        # The library's version, the person's own stories and what they heard lately: read
-        # together (one round trip on PostgreSQL).
-        with connection.cursor() as cursor:
-            version, own, heard_rows = fetch_together(
-                cursor,
-                [
-                    (_LIBRARY_VERSION, []),
-                    _person_candidates_read(person_id),
-                    _heard_read(person_id, now),
-                ],
-            )
-        candidates = list(_library_entry(version[0])[1]) + [
-            c for c in _candidates_from(person_id, own) if tellable(c.text, c.theme_tags, approvals)
+        version, own, heard = _person_stories(person_id, now)
+        candidates = list(_library_entry(version)[1]) + [
+            c for c in own if tellable(c.text, c.theme_tags, approvals)
         ]
-        heard = _heard_from(heard_rows)
     if not candidates:
         return None
     if used_in_session is None:

@@ -261,6 +261,14 @@ def execute_writes(cursor, statements: list[tuple[str, list]]) -> None:
         cursor.execute(sql, params)
 
 
+def fetch(statement: tuple[str, list]) -> list[tuple]:
+    """The rows of one read, as (statement, parameters): the form `fetch_together` takes, so a
+    read can be sent alone or with others."""
+    with connection.cursor() as cursor:
+        cursor.execute(*statement)
+        return cursor.fetchall()
+
+
 def fetch_together(cursor, statements: list[tuple[str, list]]) -> list[list[tuple]]:
     """The rows of each of `statements` (reads that do not depend on one another), in order;
     together where `_one_round_trip`."""

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from memory.conversations.sql import fetch
 from memory.core import metrics
 from memory.core.embeddings import blas_threads, get_embedder
 from memory.core.errors import Invalid
@@ -640,9 +640,7 @@ def _copy_for(scope: str, scope_rows: list[tuple] | None = None) -> _ScopeCopy:
     """The scope's copy, brought up to date. `scope_rows`: `_SCOPE_STATE`'s rows for `scope`,
     when the caller read them with its own reads."""
     if scope_rows is None:
-        with connection.cursor() as cursor:
-            cursor.execute(_SCOPE_STATE, [scope])
-            scope_rows = cursor.fetchall()
+        scope_rows = fetch((_SCOPE_STATE, [scope]))
     generation, epoch = scope_rows[0] if scope_rows else (0, 0)
     with _copies_lock:
         copy = _copies.get(scope)

@@ -195,14 +195,14 @@ def test_a_story_moved_onto_another_row_does_not_read():
     with pytest.raises(crypto.DecryptionError):
         Narrative.objects.get(id=other.id)
     with pytest.raises(crypto.DecryptionError):
-        narratives._person_candidates(nana.id)
+        narratives._person_stories(nana.id, timezone.now())[1]
 
 
 def test_the_turn_reads_a_persons_story_in_plaintext():
     nana = _person("Nana")
     story = _story(nana, question_types=["general"], target_emotions=["sad"])
     session, _ = services.session_resolve(session_id=uuid.uuid4(), user_id=nana.id)
-    (candidate,) = narratives._person_candidates(nana.id)
+    (candidate,) = narratives._person_stories(nana.id, timezone.now())[1]
     assert (candidate.title, candidate.text) == (story.title, story.text)
     chosen = narratives.narrative_choose(
         person_id=nana.id,

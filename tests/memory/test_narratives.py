@@ -22,14 +22,20 @@ from memory.companion.narratives import (
     CHRONIC_REPEAT_AT,
     CROSS_SESSION_LOOP_AT,
     Heard,
+    _person_stories,
     mentions_topic,
     narrative_choose,
-    person_heard,
     rank_narratives,
 )
 from memory.conversations import services
 from memory.conversations.emotion import EmotionReading
 from memory.models import Emotion, Narrative, Person, QuestionType
+
+
+def person_heard(*, person_id, now):
+    """What this person heard lately, as the turn's story read gives it."""
+    return _person_stories(person_id, now)[2]
+
 
 MIGRATION_NAME = "0003_load_starter_narratives"
 starter_migration = importlib.import_module(f"memory.migrations.{MIGRATION_NAME}")
